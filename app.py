@@ -1,0 +1,147 @@
+"""Attention Studio: the entry script. Run with `streamlit run app.py`.
+
+It owns what survives page switches: the interface language, the sentence and the model
+settings (sidebar widgets whose keys are also the URL's query parameters), and the
+navigation. Torch is not imported here, so the sidebar paints before any model work.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from attention_core.i18n import LANGS
+from attention_core.limits import MAX_EMBED_DIM
+from attention_core.resources import ASSETS_DIR
+from attention_core.settings import (
+    ATTENTION_KINDS,
+    MAX_SEED,
+    MAX_URL_TEXT,
+    TOKENIZERS,
+    head_options,
+    nearest_heads,
+    parse_settings,
+)
+from pages.common import SETTING_KEYS, current_settings, md_escape, tr
+
+st.set_page_config(
+    page_title="Attention Studio · 注意力工作室",
+    page_icon=str(ASSETS_DIR / "icon.png"),
+    layout="wide",
+)
+state = st.session_state
+
+# --- first run of a session: the URL decides the settings --------------------------------
+if "_url_problems" not in state:
+    settings, problems = parse_settings(st.query_params.to_dict())
+    for key in SETTING_KEYS:
+        state[key] = getattr(settings, key)
+    state["_url_problems"] = problems
+
+
+def _fit_heads() -> None:
+    """Keep num_heads a divisor of embed_dim when embed_dim changes."""
+    state["num_heads"] = nearest_heads(state["embed_dim"], state["num_heads"])
+
+
+def _use_example() -> None:
+    if state.get("example"):
+        state["text"] = state["example"]
+    state["example"] = None
+
+
+def _examples() -> dict[str, list[str]]:
+    return json.loads((ASSETS_DIR / "examples.json").read_text(encoding="utf-8"))
+
+
+# --- sidebar: language first, then the sentence, then the model --------------------------
+with st.sidebar:
+    st.radio(
+        tr("lang_label"),
+        LANGS,
+        key="lang",
+        horizontal=True,
+        format_func=lambda code: {"en": "English", "zh-TW": "繁體中文"}[code],
+    )
+    st.text_area(tr("text_label"), key="text", help=tr("text_help"), height=90)
+    examples = _examples()
+    st.selectbox(
+        tr("example_label"),
+        [s for group in examples.values() for s in group],
+        index=None,
+        key="example",
+        placeholder=tr("example_none"),
+        on_change=_use_example,
+    )
+    st.subheader(tr("model_header"))
+    st.selectbox(
+        tr("tokenizer_label"),
+        TOKENIZERS,
+        key="tokenizer",
+        format_func=lambda mode: tr(f"tokenizer_{mode}"),
+    )
+    st.radio(
+        tr("attention_label"),
+        ATTENTION_KINDS,
+        key="attention",
+        horizontal=True,
+        format_func=lambda kind: tr(f"attention_{kind}"),
+    )
+    st.number_input(
+        tr("embed_dim_label"), 1, MAX_EMBED_DIM, step=1, key="embed_dim", on_change=_fit_heads
+    )
+    if state["num_heads"] not in head_options(state["embed_dim"]):
+        _fit_heads()
+    st.select_slider(
+        tr("num_heads_label"),
+        head_options(state["embed_dim"]),
+        key="num_heads",
+        disabled=state["attention"] == "single",
+        help=tr("num_heads_help", head_dim=state["embed_dim"] // state["num_heads"]),
+    )
+    st.number_input(tr("seed_label"), 0, MAX_SEED, step=1, key="seed", help=tr("seed_help"))
+    st.toggle(tr("causal_label"), key="causal", help=tr("causal_help"))
+    st.toggle(tr("positional_label"), key="positional", help=tr("positional_help"))
+    st.caption(tr("share_hint"))
+
+# --- the URL mirrors the settings, so a copied link reproduces this view ------------------
+settings = current_settings()
+for key, value in settings.to_query_params().items():
+    if st.query_params.get(key) != value:
+        st.query_params[key] = value
+if len(settings.text) > MAX_URL_TEXT:
+    st.query_params.pop("text", None)
+    st.sidebar.caption(tr("url_text_too_long", limit=MAX_URL_TEXT))
+
+for problem in state["_url_problems"]:
+    reason = tr(problem.reason, **problem.params)
+    st.warning(
+        md_escape(
+            tr(
+                "url_problem",
+                key=problem.key,
+                value=problem.value,
+                reason=reason,
+                fallback=problem.fallback,
+            )
+        )
+    )
+state["_url_problems"] = []
+
+# --- navigation: one page per file in pages/ (pages/common.py is shared code, not a page) --
+PAGES = {
+    tr("nav_explore"): [
+        st.Page("pages/heatmaps.py", title=tr("page_heatmaps"), icon="🔥", default=True),
+        # compare-page
+    ],
+    tr("nav_learn"): [
+        # teaching-pages-a
+        # teaching-pages-b
+        # train-page
+    ],
+    tr("nav_models"): [
+        # pretrained-page
+    ],
+}
+st.navigation({section: pages for section, pages in PAGES.items() if pages}).run()

@@ -1,0 +1,87 @@
+"""attention_core: self-attention you can see. A pure library (no streamlit).
+
+    from attention_core import MultiHeadAttention, tokenize, embed
+    tokens = tokenize("中和有一個永和路")            # 中和 / 有 / 一個 / 永和路
+    x = embed(tokens, 8, seed=0)                      # (1, 4, 8)
+    out, w = MultiHeadAttention(8, 2)(x)              # (1, 4, 8), (1, 2, 4, 4)
+
+Names are imported lazily (PEP 562), so `import attention_core.settings` in the app's
+first paint does not wait for torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "SingleHeadAttention": "attention",
+    "MultiHeadAttention": "attention",
+    "AttentionTrace": "attention",
+    "build_attention": "attention",
+    "causal_mask": "attention",
+    "valid_num_heads": "attention",
+    "Token": "tokenize",
+    "tokenize": "tokenize",
+    "TOKENIZER_MODES": "tokenize",
+    "embed": "embed",
+    "sinusoidal_positions": "embed",
+    "HeadStats": "stats",
+    "head_stats": "stats",
+    "head_similarity": "stats",
+    "similarity_order": "stats",
+    "Analysis": "pipeline",
+    "analyze": "pipeline",
+    "Settings": "settings",
+    "parse_settings": "settings",
+}
+
+__all__ = [
+    "TOKENIZER_MODES",
+    "Analysis",
+    "AttentionTrace",
+    "HeadStats",
+    "MultiHeadAttention",
+    "Settings",
+    "SingleHeadAttention",
+    "Token",
+    "analyze",
+    "build_attention",
+    "causal_mask",
+    "embed",
+    "head_similarity",
+    "head_stats",
+    "parse_settings",
+    "similarity_order",
+    "sinusoidal_positions",
+    "tokenize",
+    "valid_num_heads",
+]
+
+if TYPE_CHECKING:
+    from attention_core.attention import (
+        AttentionTrace,
+        MultiHeadAttention,
+        SingleHeadAttention,
+        build_attention,
+        causal_mask,
+        valid_num_heads,
+    )
+    from attention_core.embed import embed, sinusoidal_positions
+    from attention_core.pipeline import Analysis, analyze
+    from attention_core.settings import Settings, parse_settings
+    from attention_core.stats import HeadStats, head_similarity, head_stats, similarity_order
+    from attention_core.tokenize import TOKENIZER_MODES, Token, tokenize
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'attention_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"attention_core.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,12 @@
+"""Resource bounds shared by the library and the app: one place, one number each."""
+
+from __future__ import annotations
+
+MAX_TOKENS = 512  # longer inputs are truncated, with a visible warning
+MAX_TEXT_CHARS = 20_000  # characters tokenized at most; the rest is cut before tokenizing
+MAX_EMBED_DIM = 1024
+MAX_HEADS = 64  # num_heads offered; embed_dim's divisors above this are not
+# embed_dim x n² bounds the work of one forward pass (and the size of the scores tensor
+# times H): 1024 x 512² ≈ 2.7e8 multiply-adds, a fraction of a second on 2 cores.
+MAX_WORK = MAX_EMBED_DIM * MAX_TOKENS * MAX_TOKENS
+MAX_TRAIN_STEPS = 5_000

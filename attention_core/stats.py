@@ -1,0 +1,139 @@
+"""Per-head statistics of attention matrices, and how alike two heads are.
+
+Everything takes plain NumPy arrays of row-stochastic weights, (H, n, n) with rows =
+queries and columns = keys, so the same functions serve the project's own module, a
+pretrained model's layer, and trained toy heads. Measures follow Clark et al. 2019,
+"What Does BERT Look At?" (entropy, attention to the previous / first token, distance)
+and use the Jensen–Shannon divergence between the rows of two heads for similarity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+__all__ = [
+    "STAT_NAMES",
+    "HeadStats",
+    "head_similarity",
+    "head_stats",
+    "similarity_order",
+]
+
+STAT_NAMES = (
+    "entropy",
+    "max_weight",
+    "diagonal",
+    "previous",
+    "first",
+    "distance",
+)
+
+
+@dataclass(frozen=True)
+class HeadStats:
+    """Averages over the query rows of one head."""
+
+    head: int
+    entropy: float  # row entropy / log(n): 0 = one-hot, 1 = uniform
+    max_weight: float  # the largest weight in a row
+    diagonal: float  # mass on the token itself
+    previous: float  # mass on the token just before (rows 1..n-1)
+    first: float  # mass on the first token
+    distance: float  # Σ_j w_ij |i - j|: how far, in tokens, a row looks on average
+    top_key: int  # the key that receives the most attention in total (column sum argmax)
+
+    def as_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def _as_heads(weights: np.ndarray) -> np.ndarray:
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim == 2:
+        w = w[None]  # (n, n) → (1, n, n)
+    if w.ndim != 3 or w.shape[1] != w.shape[2]:
+        raise ValueError(f"weights must be (H, n, n) or (n, n), got shape {w.shape}")
+    return w  # (H, n, n)
+
+
+def _row_entropy(w: np.ndarray) -> np.ndarray:
+    """Entropy of every row, in nats: (..., n, n) → (..., n)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(w > 0, -w * np.log(w), 0.0)
+    return terms.sum(-1)
+
+
+def head_stats(weights: np.ndarray) -> list[HeadStats]:
+    """Statistics of every head in `weights` (H, n, n) (or one (n, n) matrix)."""
+    w = _as_heads(weights)  # (H, n, n)
+    H, n, _ = w.shape
+    if n == 0:
+        return [HeadStats(h, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0) for h in range(H)]
+    norm = np.log(n) if n > 1 else 1.0
+    idx = np.arange(n)
+    dist = np.abs(idx[:, None] - idx[None, :])  # (n, n): |i - j|
+    entropy = _row_entropy(w).mean(-1) / norm  # (H,)
+    max_weight = w.max(-1).mean(-1)  # (H,)
+    diagonal = np.diagonal(w, axis1=1, axis2=2).mean(-1)  # (H,)
+    previous = w[:, idx[1:], idx[:-1]].mean(-1) if n > 1 else np.zeros(H)  # (H,)
+    first = w[:, :, 0].mean(-1)  # (H,)
+    distance = (w * dist).sum(-1).mean(-1)  # (H,)
+    top_key = w.sum(1).argmax(-1)  # (H,)
+    return [
+        HeadStats(
+            head=h,
+            entropy=float(entropy[h]),
+            max_weight=float(max_weight[h]),
+            diagonal=float(diagonal[h]),
+            previous=float(previous[h]),
+            first=float(first[h]),
+            distance=float(distance[h]),
+            top_key=int(top_key[h]),
+        )
+        for h in range(H)
+    ]
+
+
+def head_similarity(weights: np.ndarray) -> np.ndarray:
+    """(H, H) similarity of heads: 1 - mean over rows of JSD(row_a ‖ row_b) / ln 2.
+
+    Symmetric, in [0, 1], ones on the diagonal; rows that are all zero (fully masked)
+    are skipped.
+    """
+    w = _as_heads(weights)  # (H, n, n)
+    H, n, _ = w.shape
+    if n == 0:
+        return np.ones((H, H))
+    live = w.sum(-1).min(0) > 0  # (n,): rows that carry mass in every head
+    w = w[:, live]  # (H, r, n)
+    if w.shape[1] == 0:
+        return np.ones((H, H))
+    a = w[:, None]  # (H, 1, r, n)
+    b = w[None, :]  # (1, H, r, n)
+    m = (a + b) / 2  # (H, H, r, n)
+    jsd = _row_entropy(m) - (_row_entropy(a) + _row_entropy(b)) / 2  # (H, H, r)
+    sim = 1.0 - np.clip(jsd.mean(-1) / np.log(2), 0.0, 1.0)  # (H, H)
+    sim = (sim + sim.T) / 2  # exact symmetry despite rounding
+    np.fill_diagonal(sim, 1.0)
+    return sim
+
+
+def similarity_order(similarity: np.ndarray) -> list[int]:
+    """An order of the heads in which similar heads sit next to each other.
+
+    Greedy nearest-neighbour chain starting from the head most similar to all others;
+    deterministic (ties go to the lower index).
+    """
+    s = np.asarray(similarity, dtype=np.float64)
+    H = s.shape[0]
+    if H == 0:
+        return []
+    start = int(np.argmax(s.sum(1)))
+    order, left = [start], set(range(H)) - {start}
+    while left:
+        last = order[-1]
+        nxt = max(sorted(left), key=lambda j: s[last, j])
+        order.append(nxt)
+        left.remove(nxt)
+    return order

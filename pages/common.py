@@ -1,0 +1,128 @@
+"""What every page shares: the language, the current settings, cached results, safe text.
+
+Not a page itself (st.navigation lists the pages explicitly). Pages import from here so
+they read like a description of the UI; the computing is in `attention_core`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import astuple, fields, replace
+from typing import TYPE_CHECKING, Any
+
+import streamlit as st
+
+from attention_core.i18n import DEFAULT_LANG, t
+from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
+from attention_core.settings import Settings
+
+if TYPE_CHECKING:  # torch-heavy modules load lazily, after the sidebar has painted
+    from attention_core.pipeline import Analysis
+
+SETTING_KEYS = tuple(f.name for f in fields(Settings))
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$&\"'=^%@;,?/])")
+
+
+def lang() -> str:
+    """The interface language chosen in the sidebar."""
+    return st.session_state.get("lang", DEFAULT_LANG)
+
+
+def tr(key: str, /, **params: object) -> str:
+    """A catalog string in the current language."""
+    return t(key, lang(), **params)
+
+
+def md_escape(text: str) -> str:
+    """User text made inert for st.markdown: every ASCII punctuation mark backslash-escaped
+    (CommonMark allows it for all of them), so no HTML, link, LaTeX, emphasis or
+    directive can form; newlines become spaces."""
+    return _MD_SPECIAL.sub(r"\\\1", re.sub(r"\s+", " ", text))
+
+
+def current_settings() -> Settings:
+    """The settings as the sidebar widgets hold them now."""
+    state = st.session_state
+    defaults = Settings()
+    values = {k: state.get(k, getattr(defaults, k)) for k in SETTING_KEYS}
+    return Settings(**values)
+
+
+@st.cache_resource(show_spinner=False)
+def warm_tokenizers() -> bool:
+    """Load jieba's dictionary (and our user dictionary) once per process."""
+    from attention_core.tokenize import warm_up
+
+    warm_up()
+    return True
+
+
+@st.cache_data(max_entries=48, show_spinner=False)
+def _analysis(
+    values: tuple[Any, ...], with_trace: bool, divisor: float | None, max_tokens: int
+) -> Analysis:
+    from attention_core.pipeline import analyze
+
+    settings = Settings(**dict(zip(SETTING_KEYS, values, strict=True)))
+    return analyze(settings, with_trace=with_trace, divisor=divisor, max_tokens=max_tokens)
+
+
+def cached_analysis(
+    settings: Settings,
+    *,
+    with_trace: bool = False,
+    divisor: float | None = None,
+    max_tokens: int = MAX_TOKENS,
+) -> Analysis:
+    """`attention_core.pipeline.analyze`, cached on plain values (the language is not one)."""
+    plain = replace(settings, lang=DEFAULT_LANG)
+    return _analysis(astuple(plain), with_trace, divisor, max_tokens)
+
+
+def analysis_or_stop(
+    settings: Settings | None = None,
+    *,
+    with_trace: bool = False,
+    divisor: float | None = None,
+    min_tokens: int = 1,
+) -> Analysis:
+    """The current analysis, or a friendly message and `st.stop()` when there is none.
+
+    Empty text, a text with no tokens, and any failure end the page here with a
+    message; truncation is reported and the shortened result returned.
+    """
+    settings = settings or current_settings()
+    if not settings.text.strip():
+        st.info(tr("empty_text"))
+        st.stop()
+    warm_tokenizers()
+    try:
+        with st.spinner(tr("computing")):
+            result = cached_analysis(settings, with_trace=with_trace, divisor=divisor)
+    except Exception as error:  # noqa: BLE001 - the page must show a message, never a traceback
+        st.error(tr("error_generic", error=type(error).__name__))
+        st.stop()
+    if len(result.tokens) < min_tokens:
+        st.info(tr("no_tokens", tokenizer=tr(f"tokenizer_{settings.tokenizer}")))
+        st.stop()
+    if result.text_cut:
+        st.warning(tr("text_cut", limit=MAX_TEXT_CHARS))
+    if result.total_tokens > len(result.tokens):
+        st.warning(tr("tokens_truncated", total=result.total_tokens, limit=len(result.tokens)))
+    return result
+
+
+def token_chips(labels: list[str], *, highlight: int | None = None) -> None:
+    """Tokens as `index:token` chips; user text is escaped, never rendered as markup."""
+    chips = [
+        f":{'orange' if i == highlight else 'blue'}-background[{i}:{md_escape(label)}]"
+        for i, label in enumerate(labels)
+    ]
+    st.markdown(" ".join(chips))
+
+
+def highlighted_text(text: str, start: int, end: int) -> None:
+    """The input text with one span highlighted (where a token came from)."""
+    before, span, after = text[:start], text[start:end], text[end:]
+    middle = f":orange-background[{md_escape(span)}]" if span else ""
+    st.markdown(md_escape(before) + middle + md_escape(after))
