@@ -66,7 +66,7 @@ class AttentionTrace:
     q: Tensor  # (B, H, n, D)  queries, split into heads
     k: Tensor  # (B, H, n, D)  keys
     v: Tensor  # (B, H, n, D)  values
-    scores: Tensor  # (B, H, n, n)  raw scores Q Kᵀ
+    scores: Tensor | None  # (B, H, n, n)  raw scores Q Kᵀ (None outside trace())
     scaled: Tensor  # (B, H, n, n)  scores / divisor (masked entries are -inf)
     weights: Tensor  # (B, H, n, n)  softmax(scaled), every allowed row sums to 1
     head_outputs: Tensor  # (B, H, n, D)  weights @ V per head
@@ -128,7 +128,9 @@ class _SelfAttention(nn.Module):
                 f"got {tuple(x.shape)}"
             )
 
-    def _run(self, x: Tensor, mask: Tensor | None, divisor: float | None) -> AttentionTrace:
+    def _run(
+        self, x: Tensor, mask: Tensor | None, divisor: float | None, *, keep_scores: bool = False
+    ) -> AttentionTrace:
         self._check_input(x)
         B, n, C = x.shape
         H, D = self.num_heads, self.head_dim
@@ -140,9 +142,12 @@ class _SelfAttention(nn.Module):
         q = self.query_linear(x).view(B, n, H, D).transpose(1, 2)  # (B, H, n, D)
         k = self.key_linear(x).view(B, n, H, D).transpose(1, 2)  # (B, H, n, D)
         v = self.value_linear(x).view(B, n, H, D).transpose(1, 2)  # (B, H, n, D)
-        # (2) raw scores and (3) scaling
-        scores = q @ k.transpose(-2, -1)  # (B, H, n, n)
-        scaled = scores / divisor  # (B, H, n, n)
+        # (2) raw scores and (3) scaling. Dividing q (n·C numbers) rather than the scores
+        # (H·n² numbers) is the same maths and what torch.nn.MultiheadAttention does; it
+        # keeps this manual path as fast as torch's. The raw scores are only materialised
+        # when a trace asks for them.
+        scaled = (q / divisor) @ k.transpose(-2, -1)  # (B, H, n, n)
+        scores = q @ k.transpose(-2, -1) if keep_scores else None  # (B, H, n, n)
         if mask is not None:
             allowed = self._broadcast_mask(mask, B, n)  # (B or 1, H or 1, n, n)
             scaled = scaled.masked_fill(~allowed, float("-inf"))
@@ -189,7 +194,7 @@ class _SelfAttention(nn.Module):
 
         `divisor` overrides √d_k (1.0 = no scaling; √d_k·T = softmax temperature T).
         """
-        return self._run(x, mask, divisor)
+        return self._run(x, mask, divisor, keep_scores=True)
 
 
 class SingleHeadAttention(_SelfAttention):

@@ -1,0 +1,112 @@
+"""The landing page in AppTest: the issue's example, single-head, URL validation, language."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from apptest_helpers import decode, heatmaps, run_app, texts
+
+from pages.common import md_escape
+
+EXAMPLE = {
+    "text": "中和有一個永和路",
+    "tokenizer": "jieba",
+    "attention": "multi",
+    "embed_dim": "8",
+    "num_heads": "2",
+}
+
+
+def test_default_run_has_no_exception():
+    at = run_app()
+    assert not at.exception
+    assert len(heatmaps(at)) == 4  # default: 16 dims, 4 heads
+
+
+def test_issue_example_two_heads_of_four_by_four():
+    at = run_app(EXAMPLE)
+    assert not at.exception
+    traces = heatmaps(at)
+    assert len(traces) == 2
+    for trace in traces:
+        z = decode(trace["z"])
+        assert z.shape == (4, 4)
+        np.testing.assert_allclose(z.sum(1), 1.0, atol=1e-5)
+        assert trace["x"] == trace["y"] == ["0:中和", "1:有", "2:一個", "3:永和路"]
+    assert dict(at.query_params)["num_heads"] == ["2"] or at.query_params["num_heads"] == "2"
+
+
+def test_single_head_mode_gives_one_matrix_and_mean_toggle_adds_one():
+    assert len(heatmaps(run_app({**EXAMPLE, "attention": "single"}))) == 1
+    at = run_app(EXAMPLE)
+    at.toggle(key="show_mean").set_value(True).run()
+    traces = heatmaps(at)
+    assert len(traces) == 3
+    mean = decode(traces[2]["z"])
+    np.testing.assert_allclose(
+        mean, (decode(traces[0]["z"]) + decode(traces[1]["z"])) / 2, atol=1e-6
+    )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"embed_dim": "8", "num_heads": "5"},
+        {"embed_dim": "-3"},
+        {"seed": "abc"},
+        {"embed_dim": "999999999", "num_heads": "0", "seed": "1e99"},
+        {"tokenizer": "x" * 10_000},
+    ],
+)
+def test_invalid_params_give_a_message_and_a_valid_view(bad):
+    at = run_app(bad)
+    assert not at.exception
+    assert at.warning, "a visible message about the rejected value"
+    assert heatmaps(at)
+
+
+def test_language_switch_changes_the_strings():
+    at = run_app(EXAMPLE)
+    assert "Every attention head" in texts(at)
+    at.radio(key="lang").set_value("zh-TW").run()
+    assert not at.exception
+    assert "即時看見每一個注意力頭" in texts(at)
+    assert at.text_area(key="text").label == "句子"
+    at = run_app({**EXAMPLE, "lang": "zh-TW"})
+    assert "即時看見每一個注意力頭" in texts(at)
+
+
+def test_changing_embed_dim_keeps_heads_valid():
+    at = run_app(EXAMPLE)
+    at.number_input(key="embed_dim").set_value(6).run()
+    assert not at.exception
+    assert 6 % at.session_state["num_heads"] == 0
+    assert at.query_params["embed_dim"] in ("6", ["6"])
+
+
+@pytest.mark.parametrize("text", ["", "   \n ", "|||", "！？。"])
+def test_empty_or_tokenless_text_gives_a_prompt_not_an_error(text):
+    at = run_app({"text": text, "tokenizer": "manual" if text == "|||" else "auto"})
+    assert not at.exception
+    assert not at.get("plotly_chart") or text == "！？。"
+    assert at.info or heatmaps(at)
+
+
+def test_hostile_text_is_shown_literally():
+    evil = ["<img src=x onerror=alert(1)>", "**bold**", "$$x$$", "[a](javascript:alert(1))"]
+    at = run_app({"text": " | ".join(evil), "tokenizer": "manual"})
+    assert not at.exception
+    chips = next(m.value for m in at.markdown if "background[" in m.value)
+    for token in evil:
+        assert md_escape(token) in chips
+    assert re.search(r"(?<!\\)[<*$\[]", chips.replace("-background[", "")) is None
+    assert heatmaps(at)[0]["x"] == [f"{i}:{t}" for i, t in enumerate(evil)]
+
+
+def test_long_text_is_truncated_with_a_warning():
+    at = run_app({"text": "字" * 3000, "tokenizer": "char", "embed_dim": "8", "num_heads": "2"})
+    assert not at.exception
+    assert any("512" in w.value for w in at.warning)
+    assert decode(heatmaps(at)[0]["z"]).shape == (512, 512)
