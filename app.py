@@ -23,13 +23,14 @@ from attention_core.settings import (
     nearest_heads,
     parse_settings,
 )
-from pages.common import SETTING_KEYS, current_settings, md_escape, tr
+from pages.common import SETTING_KEYS, current_settings, entry_guard, md_escape, tr
 
 st.set_page_config(
     page_title="Attention Studio · 注意力工作室",
     page_icon=str(ASSETS_DIR / "icon.png"),
     layout="wide",
 )
+entry_guard()
 state = st.session_state
 
 # --- first run of a session: the URL decides the settings --------------------------------
@@ -133,15 +134,19 @@ state["_url_problems"] = []
 PAGES = {
     tr("nav_explore"): [
         st.Page("pages/heatmaps.py", title=tr("page_heatmaps"), icon="🔥", default=True),
-        # compare-page
+        st.Page("pages/compare.py", title=tr("page_compare"), icon="⚖️"),
     ],
     tr("nav_learn"): [
-        # teaching-pages-a
-        # teaching-pages-b
+        st.Page("pages/steps.py", title=tr("page_steps"), icon="🪜"),
+        st.Page("pages/scaling.py", title=tr("page_scaling"), icon="📐"),
+        st.Page("pages/quiz.py", title=tr("page_quiz"), icon="❓"),
+        st.Page("pages/handmade.py", title=tr("page_handmade"), icon="✍️"),
+        st.Page("pages/masks.py", title=tr("page_masks"), icon="🎭"),
+        st.Page("pages/positions.py", title=tr("page_positions"), icon="🔀"),
         # train-page
     ],
     tr("nav_models"): [
-        # pretrained-page
+        st.Page("pages/pretrained.py", title=tr("page_pretrained"), icon="🧠"),
     ],
 }
 st.navigation({section: pages for section, pages in PAGES.items() if pages}).run()

@@ -20,7 +20,25 @@ if TYPE_CHECKING:  # torch-heavy modules load lazily, after the sidebar has pain
     from attention_core.pipeline import Analysis
 
 SETTING_KEYS = tuple(f.name for f in fields(Settings))
+
+
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$&\"'=^%@;,?/])")
+
+
+def entry_guard() -> None:
+    """Make sure app.py (sidebar, settings, navigation) runs. Call first in app.py and pages.
+
+    The project has a `pages/` folder, so a fresh Streamlit server (and every AppTest
+    run) starts in its legacy multipage mode, which executes pages/<page>.py directly
+    when a link points at that page: no sidebar, no settings. st.navigation in app.py
+    ends that mode, but only from the next run on. So: leave legacy mode and rerun now,
+    before anything is drawn, so every run executes app.py the same way.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
 
 
 def lang() -> str:
@@ -57,14 +75,25 @@ def warm_tokenizers() -> bool:
     return True
 
 
-@st.cache_data(max_entries=48, show_spinner=False)
-def _analysis(
+def _run_analysis(
     values: tuple[Any, ...], with_trace: bool, divisor: float | None, max_tokens: int
 ) -> Analysis:
     from attention_core.pipeline import analyze
 
     settings = Settings(**dict(zip(SETTING_KEYS, values, strict=True)))
     return analyze(settings, with_trace=with_trace, divisor=divisor, max_tokens=max_tokens)
+
+
+# Bounded caches: a view at 512 tokens x 16 heads holds 16 MB of weights, and a trace about
+# four times that, so traces get far fewer entries than plain views.
+@st.cache_data(max_entries=64, show_spinner=False)
+def _view(values: tuple[Any, ...], divisor: float | None, max_tokens: int) -> Analysis:
+    return _run_analysis(values, False, divisor, max_tokens)
+
+
+@st.cache_data(max_entries=6, show_spinner=False)
+def _trace(values: tuple[Any, ...], divisor: float | None, max_tokens: int) -> Analysis:
+    return _run_analysis(values, True, divisor, max_tokens)
 
 
 def cached_analysis(
@@ -75,8 +104,8 @@ def cached_analysis(
     max_tokens: int = MAX_TOKENS,
 ) -> Analysis:
     """`attention_core.pipeline.analyze`, cached on plain values (the language is not one)."""
-    plain = replace(settings, lang=DEFAULT_LANG)
-    return _analysis(astuple(plain), with_trace, divisor, max_tokens)
+    plain = astuple(replace(settings, lang=DEFAULT_LANG))
+    return (_trace if with_trace else _view)(plain, divisor, max_tokens)
 
 
 def analysis_or_stop(
@@ -99,7 +128,7 @@ def analysis_or_stop(
     try:
         with st.spinner(tr("computing")):
             result = cached_analysis(settings, with_trace=with_trace, divisor=divisor)
-    except Exception as error:  # noqa: BLE001 - the page must show a message, never a traceback
+    except Exception as error:  # the page must show a message, never a traceback
         st.error(tr("error_generic", error=type(error).__name__))
         st.stop()
     if len(result.tokens) < min_tokens:

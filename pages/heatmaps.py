@@ -12,12 +12,14 @@ from attention_core.stats import head_stats
 from pages.common import (
     analysis_or_stop,
     current_settings,
+    entry_guard,
     highlighted_text,
     md_escape,
     token_chips,
     tr,
 )
 
+entry_guard()
 st.title(tr("heatmaps_title"))
 st.caption(tr("row_explainer"))
 

@@ -110,3 +110,12 @@ def test_long_text_is_truncated_with_a_warning():
     assert not at.exception
     assert any("512" in w.value for w in at.warning)
     assert decode(heatmaps(at)[0]["z"]).shape == (512, 512)
+
+
+@pytest.mark.legacy_pages
+def test_entry_guard_keeps_sidebar_and_settings_in_legacy_pages_mode():
+    at = run_app(EXAMPLE)
+    at.run()  # AppTest re-enters Streamlit's legacy pages/ mode before every run
+    assert not at.exception
+    assert at.sidebar.text_area(key="text").value == "中和有一個永和路"
+    assert len(heatmaps(at)) == 2

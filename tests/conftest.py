@@ -1,0 +1,47 @@
+"""Settings shared by every test: the suite runs offline, and artifacts go to tests/artifacts/.
+
+The Hugging Face switches are set at import, before any test module imports transformers,
+so nothing in the suite can reach a hub even by accident (the project's OFFLINE rule).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+ARTIFACTS_DIR = Path(__file__).resolve().parent / "artifacts"  # git-ignored
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    """tests/artifacts/ (created on demand): screenshots, server logs, exported files."""
+    ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS_DIR
+
+
+@pytest.fixture(autouse=True)
+def _streamlit_navigation_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """Run AppTest the way `streamlit run` runs the app after its first script run.
+
+    The repo has a `pages/` folder, and AppTest re-detects Streamlit's legacy multipage
+    mode before every run, so a rerun would execute the current page file without app.py
+    (no sidebar, settings lost). A running server leaves that mode for good once app.py
+    has called st.navigation. Tests marked `legacy_pages` keep the detection, to test the
+    app's own guard against it (pages.common.entry_guard).
+    """
+    if request.node.get_closest_marker("legacy_pages"):
+        return
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
