@@ -53,8 +53,7 @@ _TRUTHY = {"1", "true", "yes", "on"}
 # A fast tokenizer's __call__ rewrites the shared Rust tokenizer's truncation settings before
 # encoding, so two Streamlit sessions tokenizing at once could use each other's settings.
 # Tokenizing takes milliseconds; the model forward (read-only under no_grad) stays unlocked.
-import contextlib
-_TOKENIZER_LOCK = contextlib.nullcontext()
+_TOKENIZER_LOCK = threading.Lock()
 
 
 class ModelLoadError(RuntimeError):
