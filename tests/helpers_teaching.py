@@ -1,0 +1,124 @@
+"""Shared helpers of the teaching-page tests (steps, scaling, quiz): open a page, read its
+charts by key, and an independent torch reference of the attention the pages show.
+
+Builds on tests/apptest_helpers.py (decode, texts); HF_HUB_OFFLINE is set by conftest.py."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import torch
+from apptest_helpers import APP, TIMEOUT, decode, texts
+from streamlit.testing.v1 import AppTest
+
+from attention_core.attention import build_attention, causal_mask
+from attention_core.embed import embed
+from attention_core.tokenize import tokenize
+
+__all__ = [
+    "LONG_TEXT",
+    "charts",
+    "decode",
+    "open_page",
+    "reference",
+    "reference_from_params",
+    "texts",
+]
+
+LONG_TEXT = " ".join(f"w{i}" for i in range(120))  # 120 word tokens
+
+
+def open_page(
+    page: str, params: dict[str, str] | None = None, state: dict[str, Any] | None = None
+) -> AppTest:
+    """AppTest of app.py on pages/<page>.py after ONE run, with URL params and state set.
+
+    The page is chosen before the first run (the st.Page url paths are the file names, so
+    the file name identifies it). One run matters for zh-TW: AppTest calls the sidebar's
+    format_func outside the script on the next run, where the language falls back to
+    English and no longer matches the Chinese options, so a zh-TW AppTest cannot rerun.
+    """
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page(f"pages/{page}.py")
+    at.query_params.update(params or {})
+    for key, value in (state or {}).items():
+        at.session_state[key] = value
+    at.run()
+    return at
+
+
+def charts(at: AppTest) -> dict[str, dict[str, Any]]:
+    """Key → Plotly spec of every chart on the page (the key ends the element id)."""
+    out = {}
+    for chart in at.get("plotly_chart"):
+        key = chart.proto.id.rsplit("-", 1)[-1]
+        out[key] = json.loads(chart.proto.spec)
+    return out
+
+
+def reference(
+    text: str,
+    *,
+    attention: str = "multi",
+    embed_dim: int = 16,
+    num_heads: int = 4,
+    seed: int = 0,
+    causal: bool = False,
+    positional: bool = False,
+    tokenizer: str = "auto",
+    divisor: float | None = None,
+) -> dict[str, np.ndarray]:
+    """forward()'s output and weights, plus scores recomputed by hand from the nn.Linear layers.
+
+    weights (H, n, n), output (n, C), scores (H, n, n), q_full / k_full (n, C), labels,
+    head_dim; with `divisor` also `custom`,
+    softmax(scores / divisor) computed here with torch, not by the module.
+    """
+    tokens = tokenize(text, tokenizer)
+    heads = 1 if attention == "single" else num_heads
+    module = build_attention(attention, embed_dim, heads, seed=seed)
+    x = embed(tokens, embed_dim, seed=seed, positional=positional)  # (1, n, C)
+    n = x.shape[1]
+    mask = causal_mask(n) if causal else None
+    with torch.no_grad():
+        output, weights = module(x, mask)
+        if weights.dim() == 3:
+            weights = weights.unsqueeze(1)  # (1, n, n) → (1, 1, n, n)
+        D = embed_dim // heads
+        q = module.query_linear(x)[0].view(n, heads, D).transpose(0, 1)  # (H, n, D)
+        k = module.key_linear(x)[0].view(n, heads, D).transpose(0, 1)  # (H, n, D)
+        scores = q @ k.transpose(-2, -1)  # (H, n, n)
+        result = {
+            "q_full": module.query_linear(x)[0].numpy(),  # (n, C)
+            "k_full": module.key_linear(x)[0].numpy(),  # (n, C)
+            "output": output[0].numpy(),
+            "weights": weights[0].numpy(),
+            "scores": scores.numpy(),
+            "labels": [f"{i}:{t.label}" for i, t in enumerate(tokens)],
+            "head_dim": D,
+        }
+        if divisor is not None:
+            logits = scores / divisor
+            if mask is not None:
+                logits = logits.masked_fill(~mask, -math.inf)
+            result["custom"] = torch.softmax(logits, dim=-1).numpy()
+    return result
+
+
+def reference_from_params(params: dict[str, str], *, divisor: float | None = None) -> dict:
+    """`reference` for settings given as URL query parameters (defaults as in Settings)."""
+    flag = {"true": True, "false": False}
+    return reference(
+        params.get("text", "中和有一個永和路"),
+        attention=params.get("attention", "multi"),
+        embed_dim=int(params.get("embed_dim", 16)),
+        num_heads=int(params.get("num_heads", 4)),
+        seed=int(params.get("seed", 0)),
+        causal=flag[params.get("causal", "false")],
+        positional=flag[params.get("positional", "false")],
+        tokenizer=params.get("tokenizer", "auto"),
+        divisor=divisor,
+    )
