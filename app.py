@@ -23,7 +23,14 @@ from attention_core.settings import (
     nearest_heads,
     parse_settings,
 )
-from pages.common import SETTING_KEYS, current_settings, entry_guard, md_escape, tr
+from pages.common import (
+    SETTING_KEYS,
+    current_settings,
+    entry_guard,
+    md_escape,
+    option_labels,
+    tr,
+)
 
 st.set_page_config(
     page_title="Attention Studio · 注意力工作室",
@@ -80,14 +87,14 @@ with st.sidebar:
         tr("tokenizer_label"),
         TOKENIZERS,
         key="tokenizer",
-        format_func=lambda mode: tr(f"tokenizer_{mode}"),
+        format_func=option_labels("tokenizer"),
     )
     st.radio(
         tr("attention_label"),
         ATTENTION_KINDS,
         key="attention",
         horizontal=True,
-        format_func=lambda kind: tr(f"attention_{kind}"),
+        format_func=option_labels("attention"),
     )
     st.number_input(
         tr("embed_dim_label"), 1, MAX_EMBED_DIM, step=1, key="embed_dim", on_change=_fit_heads

@@ -7,6 +7,7 @@ they read like a description of the UI; the computing is in `attention_core`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import astuple, fields, replace
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +50,15 @@ def lang() -> str:
 def tr(key: str, /, **params: object) -> str:
     """A catalog string in the current language."""
     return t(key, lang(), **params)
+
+
+def option_labels(prefix: str) -> Callable[[object], str]:
+    """format_func for an option widget: option → catalog text `<prefix>_<option>`.
+
+    The language is read now, not when Streamlit calls the function: AppTest calls it
+    outside the script run, where the session's language is not visible."""
+    code = lang()
+    return lambda option: t(f"{prefix}_{option}", code)
 
 
 def md_escape(text: str) -> str:
