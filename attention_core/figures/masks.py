@@ -1,0 +1,133 @@
+"""Figures for masks: a boolean mask as a two-colour grid, and a padded sentence's weights
+with the padded query rows greyed out.
+
+Plain NumPy data in, `go.Figure` out (no torch, no streamlit), like figures/heads.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from attention_core.figures.heads import CELL_TEXT_MAX, plot_matrix
+
+__all__ = ["figure_height", "plot_bool_matrix", "plot_padded_weights"]
+
+_FONT = {"family": "Noto Sans CJK TC, Noto Sans CJK SC, Noto Sans, sans-serif"}
+_TRUE_COLOUR = "#2b7bba"
+_FALSE_COLOUR = "#eeeeee"
+_GREY = "rgba(150, 150, 150, 0.75)"
+
+
+def figure_height(rows: int) -> int:
+    """A height in pixels that keeps cells near-square for an (rows, rows) matrix drawn in
+    half of a wide page; two figures side by side get the same one."""
+    return max(260, min(700, 110 + 30 * rows))
+
+
+def plot_bool_matrix(
+    mask: np.ndarray,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    title: str = "",
+    true_text: str = "True",
+    false_text: str = "False",
+    height: int | None = None,
+) -> go.Figure:
+    """A boolean (rows, cols) mask: blue = True (may attend), light grey = False."""
+    m = np.asarray(mask, dtype=bool)
+    if m.ndim != 2 or m.size == 0:
+        return go.Figure(layout={"height": 120, "title": {"text": title}, "font": _FONT})
+    rows, cols = m.shape
+    words = np.where(m, true_text, false_text)  # (rows, cols) hover and cell text
+    show_text = cols <= 16 and rows <= CELL_TEXT_MAX * 2
+    trace = go.Heatmap(
+        z=m.astype(np.float32),
+        x=list(col_labels),
+        y=list(row_labels),
+        zmin=0.0,
+        zmax=1.0,
+        colorscale=[
+            [0.0, _FALSE_COLOUR],
+            [0.5, _FALSE_COLOUR],
+            [0.5, _TRUE_COLOUR],
+            [1.0, _TRUE_COLOUR],
+        ],
+        showscale=False,
+        customdata=words,
+        hovertemplate="%{y}, %{x}: %{customdata}<extra></extra>",
+        xgap=1,
+        ygap=1,
+    )
+    if show_text:
+        trace.update(text=words, texttemplate="%{text}", textfont={"size": 10})
+    fig = go.Figure(trace)
+    fig.update_xaxes(type="category", side="top", tickangle=-45 if cols > 6 else 0)
+    fig.update_yaxes(type="category", autorange="reversed")
+    fig.update_layout(
+        title={"text": title},
+        height=height or max(160, min(700, 110 + 34 * rows)),
+        margin={"l": 10, "r": 10, "t": 110 if title else 70, "b": 10},
+        font=_FONT,
+    )
+    return fig
+
+
+def plot_padded_weights(
+    weights: np.ndarray,
+    labels: Sequence[str],
+    query_is_real: Sequence[bool],
+    *,
+    title: str = "",
+    padded_text: str = "",
+    height: int | None = None,
+) -> go.Figure:
+    """(n, n) weights of one padded sentence; rows of padded queries are covered in grey
+    (they are computed, but nothing reads them). The data underneath is unchanged."""
+    w = np.asarray(weights, dtype=np.float32)
+    n = w.shape[0] if w.ndim == 2 else 0
+    fig = plot_matrix(
+        w,
+        labels,
+        labels,
+        title=title,
+        colorscale="Blues",
+        zmid=None,
+        zmin=0.0,
+        zmax=1.0,
+        height=height or figure_height(n),
+    )
+    if n == 0:
+        return fig
+    real = np.asarray(query_is_real, dtype=bool)
+    for i in np.flatnonzero(~real):
+        # category axes place row i at y = i, so a rectangle from i - 0.5 to i + 0.5 covers it
+        fig.add_shape(
+            type="rect",
+            xref="x",
+            yref="y",
+            x0=-0.5,
+            x1=n - 0.5,
+            y0=i - 0.5,
+            y1=i + 0.5,
+            fillcolor=_GREY,
+            line={"width": 0},
+            layer="above",
+        )
+    if padded_text and not real.all():
+        fig.add_annotation(
+            text=padded_text,
+            xref="paper",
+            yref="paper",
+            x=0.0,
+            y=-0.02,
+            yanchor="top",
+            xanchor="left",
+            showarrow=False,
+            font={"size": 11, "color": "#666666"},
+        )
+        fig.update_layout(margin={"b": 40})
+    return fig

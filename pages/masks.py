@@ -1,0 +1,173 @@
+"""Encoder vs decoder: the same sentence with a bidirectional (BERT) and a causal (GPT) mask,
+then padding: two sentences batched with [PAD] and a key-padding mask."""
+
+from __future__ import annotations
+
+from dataclasses import astuple, replace
+from typing import Any
+
+import streamlit as st
+
+from attention_core.figures.heads import head_grid, plot_heads
+from attention_core.figures.masks import figure_height, plot_bool_matrix, plot_padded_weights
+from attention_core.i18n import DEFAULT_LANG
+from attention_core.masking import PaddedBatch, future_share, padded_batch_attention
+from attention_core.settings import Settings
+from pages.common import (
+    SETTING_KEYS,
+    analysis_or_stop,
+    cached_analysis,
+    current_settings,
+    entry_guard,
+    md_escape,
+    token_chips,
+    tr,
+)
+
+state = st.session_state
+ALL_HEADS = -1
+EXACT = 1e-5  # below this a difference is floating-point rounding
+SECOND_DEFAULT = "貓坐在墊子上，因為它很累。"
+
+
+@st.cache_data(max_entries=4, show_spinner=False)  # a 512-token entry holds ~100 MB
+def _padded(texts: tuple[str, ...], values: tuple[Any, ...]) -> PaddedBatch:
+    settings = Settings(**dict(zip(SETTING_KEYS, values, strict=True)))
+    return padded_batch_attention(list(texts), settings)
+
+
+entry_guard()
+st.title(tr("masks_title"))
+st.markdown(tr("masks_intro"))
+
+settings = current_settings()
+encoder = analysis_or_stop(replace(settings, causal=False))
+decoder = cached_analysis(replace(settings, causal=True))
+labels = encoder.labels
+heads = encoder.weights.shape[0]
+
+# --- one head side by side, or every head one model after the other ----------------------
+options = [0] if heads == 1 else [ALL_HEADS, *range(heads)]
+if state.get("masks_head") not in options:
+    state["masks_head"] = 0
+head = st.selectbox(
+    tr("masks_head_label"),
+    options,
+    key="masks_head",
+    format_func=lambda h: tr("masks_all_heads") if h == ALL_HEADS else tr("head_title", i=h),
+)
+st.caption(tr("masks_sidebar_note"))
+chosen = None if head == ALL_HEADS else [head]
+models = [(encoder, "masks_encoder"), (decoder, "masks_decoder")]
+if chosen is None:
+    for analysis, name in models:
+        st.subheader(tr(f"{name}_header"))
+        st.caption(tr(f"{name}_caption"))
+        grid = head_grid(analysis.weights, labels, head_title=tr("head_title", i="{i}"))
+        st.plotly_chart(plot_heads(grid, colorbar_title=tr("weight_label")), key=name)
+else:
+    for column, (analysis, name) in zip(st.columns(2), models, strict=True):
+        column.subheader(tr(f"{name}_header"))
+        column.caption(tr(f"{name}_caption"))
+        grid = head_grid(
+            analysis.weights, labels, head_title=tr("head_title", i="{i}"), heads=chosen
+        )
+        column.plotly_chart(plot_heads(grid, colorbar_title=tr("weight_label")), key=name)
+st.info(
+    tr(
+        "masks_future",
+        encoder=future_share(encoder.weights),
+        decoder=future_share(decoder.weights),
+    )
+)
+st.markdown(tr("masks_families"))
+
+# --- padding: a batch of two sentences of unequal length ---------------------------------
+st.header(tr("masks_padding_header"))
+st.markdown(tr("masks_padding_intro"))
+# Streamlit forgets a widget's state while another page runs: keep a private copy
+for key, default in (("masks_second", SECOND_DEFAULT), ("masks_padding_causal", False)):
+    if key not in state:
+        state[key] = state.get(f"_{key}", default)
+second = st.text_input(tr("masks_second_label"), key="masks_second", max_chars=500)
+causal = st.toggle(tr("masks_padding_causal"), key="masks_padding_causal")
+state["_masks_second"], state["_masks_padding_causal"] = second, causal
+if not second.strip():
+    st.info(tr("masks_second_empty"))
+    st.stop()
+batch_settings = replace(settings, causal=causal, lang=DEFAULT_LANG)
+try:
+    with st.spinner(tr("computing")):
+        batch = _padded((encoder.text, second), astuple(batch_settings))
+except Exception as error:
+    st.error(tr("error_generic", error=type(error).__name__))
+    st.stop()
+if batch.lengths[1] == 0:
+    st.info(tr("masks_second_no_tokens"))
+    st.stop()
+if batch.lengths[0] == batch.lengths[1]:
+    st.info(tr("masks_same_length", n=batch.n))
+
+names = [tr("masks_sentence", i=b + 1) for b in range(2)]
+for b, name in enumerate(names):
+    st.markdown(
+        md_escape(tr("masks_sentence_tokens", name=name, n=batch.lengths[b], total=batch.n))
+    )
+    token_chips(batch.tokens[b])
+
+st.markdown(f"**{tr('masks_key_mask_title')}**")
+st.plotly_chart(
+    plot_bool_matrix(
+        batch.key_mask,
+        names,
+        [str(i) for i in range(batch.n)],
+        true_text=tr("masks_true"),
+        false_text=tr("masks_false"),
+    ),
+    key="masks_key_mask",
+)
+st.caption(tr("masks_key_mask_caption"))
+
+pick = st.segmented_control(
+    tr("masks_sentence_label"),
+    [0, 1],
+    default=0,
+    key="masks_sentence_pick",
+    format_func=lambda b: names[b],
+)
+b = 0 if pick is None else pick
+height = figure_height(batch.n)
+left, right = st.columns(2)
+left.markdown(f"**{tr('masks_allowed_title', name=names[b])}**")
+left.plotly_chart(
+    plot_bool_matrix(
+        batch.allowed[b],
+        batch.labels(b),
+        batch.labels(b),
+        height=height,
+        true_text=tr("masks_true"),
+        false_text=tr("masks_false"),
+    ),
+    key="masks_allowed",
+)
+head_name = tr("masks_mean_heads") if chosen is None else tr("head_title", i=head)
+right.markdown(f"**{tr('masks_padded_title', name=names[b], head=head_name)}**")
+right.plotly_chart(
+    plot_padded_weights(
+        batch.view(b, None if chosen is None else head),
+        batch.labels(b),
+        batch.key_mask[b],
+        height=height,
+        padded_text=tr("masks_padded_rows"),
+    ),
+    key="masks_padded_weights",
+)
+if batch.pad_weight == 0.0:
+    st.success(tr("masks_pad_weight", value=batch.pad_weight))
+else:
+    st.error(tr("masks_pad_weight_leak", value=batch.pad_weight))
+if batch.max_difference < EXACT:
+    st.success(tr("masks_alone", value=batch.max_difference))
+else:
+    st.error(tr("masks_alone_changed", value=batch.max_difference))
+st.caption(tr("masks_query_rows"))

@@ -1,0 +1,169 @@
+"""The encoder-vs-decoder page, through AppTest: its heatmaps are checked against the pipeline
+(bidirectional and causal), and the padded batch against the sentences run alone."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention_core.i18n import t
+from attention_core.pipeline import analyze
+from attention_core.settings import Settings
+
+PAGE = "pages/masks.py"
+SECOND = "貓坐在墊子上，因為它很累。"  # the page's default second sentence (9 tokens)
+
+
+def open_page(params: dict[str, str] | None = None, **state: object) -> AppTest:
+    """The page after its first render (`params` in the URL, `state` set before it runs).
+    zh-TW: pass lang="zh-TW" as state and do not rerun (see test_page_handmade)."""
+    at = AppTest.from_file("../app.py", default_timeout=120)
+    at.query_params.update(params or {})
+    at.run()
+    at.switch_page(PAGE)
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception
+    return at
+
+
+def decode(array: Any) -> np.ndarray:
+    if isinstance(array, dict) and "bdata" in array:
+        flat = np.frombuffer(base64.b64decode(array["bdata"]), dtype=np.dtype(array["dtype"]))
+        return flat.reshape([int(s) for s in str(array["shape"]).split(",")])
+    return np.asarray(array, dtype=float)
+
+
+def charts(at: AppTest) -> dict[str, dict[str, Any]]:
+    """Chart key → Plotly spec."""
+    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def z(spec: dict[str, Any], trace: int = 0) -> np.ndarray:
+    return decode([d for d in spec["data"] if d["type"] == "heatmap"][trace]["z"])
+
+
+def test_encoder_and_decoder_match_the_pipeline() -> None:
+    at = open_page()
+    figs = charts(at)
+    encoder = analyze(Settings(causal=False)).weights  # the default sentence, head 0
+    decoder = analyze(Settings(causal=True)).weights
+    np.testing.assert_allclose(z(figs["masks_encoder"]), encoder[0], atol=1e-6)
+    np.testing.assert_allclose(z(figs["masks_decoder"]), decoder[0], atol=1e-6)
+    upper = np.triu(np.ones((4, 4), dtype=bool), k=1)
+    assert np.all(z(figs["masks_decoder"])[upper] == 0.0)
+    assert z(figs["masks_encoder"])[upper].sum() > 0.1
+    assert "0%: it cannot see the future" in at.info[0].value
+
+
+def test_all_heads_and_sidebar_causal_is_ignored() -> None:
+    at = open_page({"causal": "true"}, masks_head=-1)
+    figs = charts(at)
+    assert len([d for d in figs["masks_encoder"]["data"] if d["type"] == "heatmap"]) == 4
+    encoder = analyze(Settings(causal=False)).weights
+    for h in range(4):
+        np.testing.assert_allclose(z(figs["masks_encoder"], h), encoder[h], atol=1e-6)
+    encoder_share = re.search(r"(\d+)%", at.info[0].value)
+    assert encoder_share and int(encoder_share.group(1)) > 0  # the encoder still sees the future
+
+
+def test_padding_gives_pad_keys_zero_weight() -> None:
+    at = open_page()
+    figs = charts(at)
+    alone = analyze(Settings()).weights[0]  # (4, 4): 中和 / 有 / 一個 / 永和路, head 0
+    n = len(analyze(Settings(text=SECOND)).tokens)
+    assert n > 4
+    mask = z(figs["masks_key_mask"])
+    np.testing.assert_array_equal(mask, [[1] * 4 + [0] * (n - 4), [1] * n])
+    padded = z(figs["masks_padded_weights"])  # sentence 1, head 0, padded to n
+    assert padded.shape == (n, n)
+    assert np.all(padded[:, 4:] == 0.0)
+    np.testing.assert_allclose(padded[:4, :4], alone, atol=1e-6)
+    np.testing.assert_allclose(padded.sum(1), 1.0, atol=1e-6)
+    grey = [s for s in figs["masks_padded_weights"]["layout"].get("shapes", [])]
+    assert len(grey) == n - 4  # one grey band per [PAD] query row
+    assert len(at.success) == 2 and "[PAD]" in at.success[0].value
+
+
+def test_second_sentence_and_causal_padding() -> None:
+    at = open_page(masks_sentence_pick=1, masks_padding_causal=True)
+    figs = charts(at)
+    padded = z(figs["masks_padded_weights"])  # the second sentence: no padding at all
+    alone = analyze(Settings(text=SECOND, causal=True)).weights[0]
+    np.testing.assert_allclose(padded, alone, atol=1e-6)
+    assert not figs["masks_padded_weights"]["layout"].get("shapes")
+    allowed = z(figs["masks_allowed"])
+    np.testing.assert_array_equal(allowed, np.tril(np.ones_like(allowed)))
+
+
+@pytest.mark.parametrize(
+    ("second", "key"),
+    [
+        ("", "masks_second_empty"),
+        ("\x01", "masks_second_no_tokens"),
+        ("永和有一個中和路", "masks_same_length"),
+    ],
+)
+def test_second_sentence_messages(second: str, key: str) -> None:
+    at = open_page(masks_second=second)
+    expected = t(key, "en", n=4)
+    assert any(expected == i.value for i in at.info)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"text": ""},
+        {"text": "貓"},
+        {"text": " ".join(f"w{i}" for i in range(120)), "attention": "single"},
+    ],
+)
+def test_odd_sentences_do_not_fail(params: dict[str, str]) -> None:
+    at = open_page(params)
+    assert not at.exception
+    if params["text"]:
+        assert "masks_encoder" in charts(at)
+    else:
+        assert at.info
+
+
+def test_traditional_chinese() -> None:
+    at = open_page(lang="zh-TW")
+    assert at.title[0].value == t("masks_title", "zh-TW")
+    assert "它看不到未來" in at.info[0].value
+    assert len(at.success) == 2
+
+
+def test_padding_weights_equal_running_alone_for_a_longer_first_sentence() -> None:
+    text = "The animal didn't cross the street because it was too wide."
+    at = open_page({"text": text, "embed_dim": "12", "num_heads": "3"}, masks_head=2)
+    figs = charts(at)
+    settings = Settings(text=text, embed_dim=12, num_heads=3)
+    alone = analyze(settings).weights[2]
+    np.testing.assert_allclose(z(figs["masks_encoder"]), alone, atol=1e-6)
+    np.testing.assert_allclose(z(figs["masks_padded_weights"]), alone, atol=1e-6)
+    second = analyze(replace(settings, text=SECOND)).weights[2]
+    at.segmented_control(key="masks_sentence_pick").set_value(1).run()
+    assert not at.exception
+    padded = z(charts(at)["masks_padded_weights"])
+    k = second.shape[-1]
+    np.testing.assert_allclose(padded[:k, :k], second, atol=1e-6)
+    assert np.all(padded[:, k:] == 0.0)
+
+
+def test_second_sentence_survives_a_visit_to_another_page() -> None:
+    at = open_page(masks_second="短句")
+    at.switch_page("pages/heatmaps.py")
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception
+    assert at.text_input(key="masks_second").value == "短句"
