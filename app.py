@@ -140,20 +140,25 @@ state["_url_problems"] = []
 # --- navigation: one page per file in pages/ (pages/common.py is shared code, not a page) --
 PAGES = {
     tr("nav_explore"): [
-        st.Page("pages/heatmaps.py", title=tr("page_heatmaps"), icon="🔥", default=True),
-        st.Page("pages/compare.py", title=tr("page_compare"), icon="⚖️"),
+        st.Page(
+            "pages/heatmaps.py",
+            title=tr("page_heatmaps"),
+            icon=":material/grid_view:",
+            default=True,
+        ),
+        st.Page("pages/compare.py", title=tr("page_compare"), icon=":material/compare:"),
     ],
     tr("nav_learn"): [
-        st.Page("pages/steps.py", title=tr("page_steps"), icon="🪜"),
-        st.Page("pages/scaling.py", title=tr("page_scaling"), icon="📐"),
-        st.Page("pages/quiz.py", title=tr("page_quiz"), icon="❓"),
-        st.Page("pages/handmade.py", title=tr("page_handmade"), icon="✍️"),
-        st.Page("pages/masks.py", title=tr("page_masks"), icon="🎭"),
-        st.Page("pages/positions.py", title=tr("page_positions"), icon="🔀"),
-        # train-page
+        st.Page("pages/handmade.py", title=tr("page_handmade"), icon=":material/edit:"),
+        st.Page("pages/steps.py", title=tr("page_steps"), icon=":material/stairs:"),
+        st.Page("pages/scaling.py", title=tr("page_scaling"), icon=":material/straighten:"),
+        st.Page("pages/masks.py", title=tr("page_masks"), icon=":material/visibility_off:"),
+        st.Page("pages/positions.py", title=tr("page_positions"), icon=":material/shuffle:"),
+        st.Page("pages/quiz.py", title=tr("page_quiz"), icon=":material/quiz:"),
+        st.Page("pages/train.py", title=tr("page_train"), icon=":material/model_training:"),
     ],
     tr("nav_models"): [
-        st.Page("pages/pretrained.py", title=tr("page_pretrained"), icon="🧠"),
+        st.Page("pages/pretrained.py", title=tr("page_pretrained"), icon=":material/neurology:"),
     ],
 }
 st.navigation({section: pages for section, pages in PAGES.items() if pages}).run()

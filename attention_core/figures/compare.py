@@ -1,0 +1,358 @@
+"""Figures for comparing heads: the layer × head model view, difference and similarity maps,
+and bar charts of head statistics.
+
+The model view follows jessevig/bertviz's `model_view` (every layer × head of a pretrained
+model at a glance), drawn as heatmaps. It is ONE heatmap trace: all panels tiled into a
+single matrix with NaN gaps between them, one pair of axes and one colour scale. A
+72-subplot figure would make Plotly lay out 72 axis pairs; one tiled trace paints as one
+image. Long inputs are shown as thumbnails: each cell is the largest weight of a block of
+tokens (max, not mean, so a sharp one-token pattern such as "attend to the previous token"
+stays visible instead of averaging away).
+
+As in attention_core/figures/heads.py, data is prepared by a pure function (`model_view`)
+and drawn by a thin `plot_*` function; arrays reach Plotly as float32.
+
+Shape legend: L layers, H heads, n tokens, t cells per panel side, b tokens per cell side.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from attention_core.compare import diverging_limit
+from attention_core.figures.heads import COLORSCALE
+
+__all__ = [
+    "CELL_PX_MIN",
+    "THUMB_CELLS",
+    "ModelView",
+    "model_view",
+    "plot_difference",
+    "plot_model_view",
+    "plot_similarity",
+    "plot_stat_bars",
+    "without_cramped_text",
+]
+
+THUMB_CELLS = 64  # most cells per panel side in the model view; longer inputs are pooled
+_GAP = 1  # NaN rows/columns between panels (drawn transparent)
+_FONT = {"family": "Noto Sans CJK TC, Noto Sans CJK SC, Noto Sans, sans-serif"}
+_WIDTH_PX = 1100  # about the plot width of the wide layout; sets the panel height
+_DIFF_TEXT_MAX = 10  # "+0.00" in every cell up to this many tokens
+CELL_PX_MIN = 36  # narrower cells cannot hold "0.00" in 11 px type: the numbers overlap
+
+
+@dataclass(frozen=True)
+class ModelView:
+    """Plain data for `plot_model_view`: every panel tiled into one matrix."""
+
+    tiles: np.ndarray  # (L·(t+1)−1, H·(t+1)−1) float32; NaN between panels
+    num_layers: int  # L
+    num_heads: int  # H
+    cells: int  # t: cells per panel side
+    block: int  # b: tokens per cell side (1 = every weight is shown)
+    x: list[str]  # one unique label per column: "head h · key"
+    y: list[str]  # one unique label per row: "layer l · query"
+    x_ticks: list[str]  # the column label at the centre of each head's panels
+    y_ticks: list[str]  # the row label at the centre of each layer's panels
+    head_titles: list[str]
+    layer_titles: list[str]
+
+    def panel(self, layer: int, head: int) -> np.ndarray:
+        """The (t, t) cells of one layer and head, read back from the tiles."""
+        step = self.cells + _GAP
+        r, c = layer * step, head * step
+        return self.tiles[r : r + self.cells, c : c + self.cells]
+
+
+def _pool_max(w: np.ndarray, block: int) -> np.ndarray:
+    """(..., n, n) → (..., t, t) with t = ceil(n / b): the largest weight of each block."""
+    if block == 1:
+        return w
+    n = w.shape[-1]
+    t = math.ceil(n / block)
+    pad = t * block - n
+    # zero padding cannot win a max: weights are >= 0
+    padded = np.pad(w, [(0, 0)] * (w.ndim - 2) + [(0, pad), (0, pad)])  # (..., t·b, t·b)
+    blocks = padded.reshape(*w.shape[:-2], t, block, t, block)  # (..., t, b, t, b)
+    return blocks.max(axis=(-3, -1))  # (..., t, t)
+
+
+def _cell_names(labels: Sequence[str], n: int, block: int) -> list[str]:
+    if block == 1:
+        return list(labels)
+    names = []
+    for start in range(0, n, block):
+        end = min(start + block, n) - 1
+        names.append(f"{start}–{end}")
+    return names
+
+
+def model_view(
+    attentions: np.ndarray,
+    labels: Sequence[str],
+    *,
+    max_cells: int = THUMB_CELLS,
+    layer_title: str = "layer {l}",
+    head_title: str = "head {i}",
+) -> ModelView:
+    """(L, H, n, n) weights → one tiled matrix; panels pooled to at most `max_cells` a side.
+
+    `labels` are the n `index:token` labels; pooled cells are labelled by their token range.
+    """
+    w = np.asarray(attentions, dtype=np.float32)
+    if w.ndim != 4 or w.shape[-1] != w.shape[-2]:
+        raise ValueError(f"attentions must have shape (L, H, n, n), got {w.shape}")
+    if max_cells < 1:
+        raise ValueError(f"max_cells must be >= 1, got {max_cells}")
+    L, H, n, _ = w.shape
+    if len(labels) != n:
+        raise ValueError(f"need one label per token: {n} tokens, {len(labels)} labels")
+    block = max(1, math.ceil(n / max_cells))
+    pooled = _pool_max(w, block)  # (L, H, t, t)
+    t = pooled.shape[-1]
+    step = t + _GAP
+    # pad every panel with NaN on its right and bottom, then lay the panels out row-major
+    padded = np.pad(
+        pooled, [(0, 0), (0, 0), (0, _GAP), (0, _GAP)], constant_values=np.nan
+    )  # (L, H, t+1, t+1)
+    tiles = padded.transpose(0, 2, 1, 3).reshape(L * step, H * step)  # (L·(t+1), H·(t+1))
+    tiles = np.ascontiguousarray(tiles[: L * step - _GAP, : H * step - _GAP])
+
+    cells = _cell_names(labels, n, block)
+    layer_titles = [layer_title.format(l=layer) for layer in range(L)]
+    head_titles = [head_title.format(i=head) for head in range(H)]
+    # Category labels must be unique, or Plotly merges the rows/columns that share one.
+    y = [
+        f"{layer_titles[r // step]} · {cells[r % step]}" if r % step < t else f"·{r}"
+        for r in range(tiles.shape[0])
+    ]
+    x = [
+        f"{head_titles[c // step]} · {cells[c % step]}" if c % step < t else f"·{c}"
+        for c in range(tiles.shape[1])
+    ]
+    centre = t // 2
+    return ModelView(
+        tiles=tiles,
+        num_layers=L,
+        num_heads=H,
+        cells=t,
+        block=block,
+        x=x,
+        y=y,
+        x_ticks=[x[h * step + centre] for h in range(H)] if t else [],
+        y_ticks=[y[layer * step + centre] for layer in range(L)] if t else [],
+        head_titles=head_titles,
+        layer_titles=layer_titles,
+    )
+
+
+def plot_model_view(
+    view: ModelView,
+    *,
+    zmin: float = 0.0,
+    zmax: float = 1.0,
+    colorscale: str = COLORSCALE,
+    colorbar_title: str = "",
+) -> go.Figure:
+    """The tiled layer × head grid as one heatmap: heads across, layers down, no cell text."""
+    if view.cells == 0 or view.tiles.size == 0:  # no tokens: an empty figure, not an error
+        return go.Figure(layout={"height": 120})
+    trace = go.Heatmap(
+        z=view.tiles,
+        x=view.x,
+        y=view.y,
+        zmin=zmin,
+        zmax=zmax,
+        colorscale=colorscale,
+        hoverongaps=False,
+        hovertemplate="%{y} → %{x}: %{z:.3f}<extra></extra>",
+        colorbar={"title": {"text": colorbar_title}, "thickness": 14},
+    )
+    fig = go.Figure(trace)
+    fig.update_xaxes(
+        type="category",
+        side="top",
+        tickmode="array",
+        tickvals=view.x_ticks,
+        ticktext=view.head_titles,
+        showgrid=False,
+        constrain="domain",
+    )
+    fig.update_yaxes(
+        type="category",
+        autorange="reversed",
+        tickmode="array",
+        tickvals=view.y_ticks,
+        ticktext=view.layer_titles,
+        showgrid=False,
+        scaleanchor="x",
+        constrain="domain",
+    )
+    panel_px = min(160.0, max(40.0, _WIDTH_PX / view.num_heads))
+    fig.update_layout(
+        height=int(view.num_layers * panel_px + 70),
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        plot_bgcolor="rgba(0,0,0,0)",
+        font=_FONT,
+    )
+    return fig
+
+
+def without_cramped_text(fig: go.Figure, *, width_px: float = _WIDTH_PX) -> go.Figure:
+    """Drop the numbers written in heatmap cells when the cells are too narrow for them.
+
+    `plot_heads` writes every weight into its cell for up to 12 tokens; with 12 heads in
+    four columns (or a grid in half the page) the numbers run into each other. `width_px`
+    is the width the figure gets on the page; the panels in one row of the figure share
+    it. Returns `fig`, changed in place.
+    """
+    heatmaps = [t for t in fig.data if t.type == "heatmap" and t.z is not None]
+    if not heatmaps:
+        return fig
+    n = max(np.asarray(t.z).shape[-1] for t in heatmaps)
+    # one x axis per panel; panels in the same column share a domain
+    columns = {tuple(fig.layout[k].domain or (0, 1)) for k in fig.layout if k.startswith("xaxis")}
+    if width_px / (max(len(columns), 1) * n) < CELL_PX_MIN:
+        fig.update_traces(texttemplate=None, selector={"type": "heatmap"})
+    return fig
+
+
+def plot_difference(
+    diff: np.ndarray,
+    labels: Sequence[str],
+    *,
+    title: str = "",
+    colorbar_title: str = "A − B",
+    height: int | None = None,
+) -> go.Figure:
+    """A − B as a heatmap with a diverging scale centred on 0 and symmetric limits.
+
+    Blue: A puts more weight there; red: B does; white: the same. The limits are
+    ±max|A − B| (±1 when the heads are identical, so the map is plain white).
+    """
+    d = np.asarray(diff, dtype=np.float32)
+    if d.ndim != 2 or d.size == 0:
+        return go.Figure(layout={"height": 120, "title": {"text": title}})
+    limit = diverging_limit(d)
+    n = d.shape[0]
+    text = n <= _DIFF_TEXT_MAX
+    trace = go.Heatmap(
+        z=d,
+        x=list(labels),
+        y=list(labels),
+        colorscale="RdBu",
+        zmid=0.0,
+        zmin=-limit,
+        zmax=limit,
+        hovertemplate="%{y} → %{x}: %{z:+.4f}<extra></extra>",
+        colorbar={"title": {"text": colorbar_title}, "thickness": 14},
+        xgap=1 if text else 0,
+        ygap=1 if text else 0,
+    )
+    if text:
+        trace.update(texttemplate="%{z:+.2f}", textfont={"size": 10})
+    fig = go.Figure(trace)
+    fig.update_xaxes(type="category", tickangle=-45 if n > 6 else 0, constrain="domain")
+    fig.update_yaxes(type="category", autorange="reversed", scaleanchor="x", constrain="domain")
+    fig.update_layout(
+        title={"text": title},
+        height=height or max(300, min(720, 140 + 42 * n)),
+        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        font=_FONT,
+    )
+    return fig
+
+
+def plot_similarity(
+    similarity: np.ndarray,
+    names: Sequence[str],
+    *,
+    order: Sequence[int] | None = None,
+    title: str = "",
+    colorbar_title: str = "",
+    zmin: float | None = None,
+) -> go.Figure:
+    """(H, H) head similarity as a heatmap, rows and columns in `order` (default: as given).
+
+    The colour scale runs from `zmin` to 1. By default `zmin` follows the data (the lowest
+    similarity rounded down to 0.1, at most 0.9): untrained heads are all 0.95 or more
+    alike, and on a 0…1 scale their differences would vanish into one colour.
+    """
+    s = np.asarray(similarity, dtype=np.float32)
+    if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] != len(names):
+        raise ValueError(
+            f"similarity must be (H, H) with one name per head, got {s.shape} and "
+            f"{len(names)} names"
+        )
+    if s.size == 0:
+        return go.Figure(layout={"height": 120, "title": {"text": title}})
+    idx = list(range(len(names))) if order is None else list(order)
+    if sorted(idx) != list(range(len(names))):
+        raise ValueError(f"order must be a permutation of 0..{len(names) - 1}, got {idx}")
+    shown = np.ascontiguousarray(s[np.ix_(idx, idx)])  # (H, H) reordered
+    if zmin is None:
+        zmin = min(0.9, max(0.0, math.floor(float(s.min()) * 10) / 10))
+    labels = [names[i] for i in idx]
+    H = len(idx)
+    text = H <= 16
+    trace = go.Heatmap(
+        z=shown,
+        x=labels,
+        y=labels,
+        zmin=zmin,
+        zmax=1.0,
+        colorscale="Viridis",
+        hovertemplate="%{y} ~ %{x}: %{z:.3f}<extra></extra>",
+        colorbar={"title": {"text": colorbar_title}, "thickness": 14},
+        xgap=1 if text else 0,
+        ygap=1 if text else 0,
+    )
+    if text:
+        trace.update(texttemplate="%{z:.2f}", textfont={"size": 10})
+    fig = go.Figure(trace)
+    fig.update_xaxes(type="category", tickangle=-45 if H > 6 else 0, constrain="domain")
+    fig.update_yaxes(type="category", autorange="reversed", scaleanchor="x", constrain="domain")
+    fig.update_layout(
+        title={"text": title},
+        height=max(300, min(720, 140 + 30 * H)),
+        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        font=_FONT,
+    )
+    return fig
+
+
+def plot_stat_bars(
+    values: Sequence[float],
+    names: Sequence[str],
+    *,
+    order: Sequence[int] | None = None,
+    title: str = "",
+    axis_title: str = "",
+) -> go.Figure:
+    """One statistic per head as bars, in `order` (e.g. `compare.sort_heads`)."""
+    if len(values) != len(names):
+        raise ValueError(f"need one name per value: {len(values)} values, {len(names)} names")
+    idx = list(range(len(values))) if order is None else list(order)
+    fig = go.Figure(
+        go.Bar(
+            x=[names[i] for i in idx],
+            y=np.asarray([values[i] for i in idx], dtype=np.float32),
+            marker_color="#3b75af",
+            hovertemplate="%{x}: %{y:.3f}<extra></extra>",
+        )
+    )
+    fig.update_xaxes(type="category", tickangle=-45 if len(idx) > 8 else 0)
+    fig.update_layout(
+        title={"text": title},
+        yaxis_title=axis_title,
+        height=320,
+        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        font=_FONT,
+    )
+    return fig

@@ -1,0 +1,382 @@
+"""Compare heads: several heads on one colour scale, A − B differences, head statistics and
+head-to-head similarity, for the project's module (one configuration or two) or for one
+layer of the pretrained model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import pandas as pd
+import streamlit as st
+
+from attention_core.compare import (
+    difference_peak,
+    head_difference,
+    layer_view,
+    pretrained_labels,
+    same_tokens,
+    sort_heads,
+    stack_heads,
+    stats_rows,
+)
+from attention_core.figures.compare import (
+    plot_difference,
+    plot_similarity,
+    plot_stat_bars,
+    without_cramped_text,
+)
+from attention_core.figures.heads import head_grid, plot_heads
+from attention_core.settings import MAX_SEED, TOKENIZERS, head_options, nearest_heads
+from attention_core.stats import STAT_NAMES, head_similarity, head_stats, similarity_order
+from pages.common import (
+    analysis_or_stop,
+    current_settings,
+    entry_guard,
+    md_escape,
+    option_labels,
+    token_chips,
+    tr,
+)
+from pages.pretrained_cache import MODEL_STATE, model_label, model_or_stop, result_or_stop
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from attention_core.settings import Settings
+
+state = st.session_state
+SOURCES = ("module", "pretrained")
+MODES = ("heads", "configs")
+SORT_KEYS = ("head", *STAT_NAMES)
+HALF_WIDTH_PX = 520  # what a chart in one of two columns gets in the wide layout
+
+
+def _valid(key: str, options: list[int], default: int) -> None:
+    """Keep a stored choice valid when the options change (another model, fewer heads)."""
+    if state.get(key) not in options:
+        state[key] = default
+
+
+def _reset_pair() -> None:
+    """Another source or mode: heads A and B start again from their defaults."""
+    for key in ("compare_a", "compare_b"):
+        state.pop(key, None)
+
+
+def _names(heads: int, template: str = "compare_head_name") -> list[str]:
+    return [tr(template, i=i) for i in range(heads)]
+
+
+def heads_side_by_side(weights: np.ndarray, labels: list[str], names: list[str]) -> None:
+    """The chosen heads of one model on one shared colour scale."""
+    H = weights.shape[0]
+    st.subheader(tr("compare_heads_header"))
+    chosen = [h for h in state.get("compare_heads", list(range(min(H, 4)))) if 0 <= h < H]
+    state["compare_heads"] = chosen
+    picked = st.multiselect(
+        tr("compare_heads_label"),
+        list(range(H)),
+        key="compare_heads",
+        format_func=names.__getitem__,
+        help=tr("compare_heads_help"),
+    )
+    if not picked:
+        st.info(tr("compare_pick_heads"))
+        return
+    grid = head_grid(
+        weights, labels, heads=sorted(picked), head_title=tr("compare_head_name", i="{i}")
+    )
+    st.plotly_chart(
+        without_cramped_text(plot_heads(grid, colorbar_title=tr("compare_weight"))),
+        key="compare_heads_chart",
+        config={"displaylogo": False},
+    )
+
+
+def difference(
+    weights_a: np.ndarray,
+    weights_b: np.ndarray,
+    labels: list[str],
+    names_a: list[str],
+    names_b: list[str],
+    *,
+    default_b: int = 1,
+) -> None:
+    """A − B of one head from each stack, on the same tokens; diverging colours around 0."""
+    st.subheader(tr("compare_diff_header"), help=tr("compare_diff_help"))
+    _valid("compare_a", list(range(len(names_a))), 0)
+    _valid("compare_b", list(range(len(names_b))), min(default_b, len(names_b) - 1))
+    left, right = st.columns(2)
+    a = left.selectbox(
+        tr("compare_a_label"), range(len(names_a)), key="compare_a", format_func=names_a.__getitem__
+    )
+    b = right.selectbox(
+        tr("compare_b_label"), range(len(names_b)), key="compare_b", format_func=names_b.__getitem__
+    )
+    diff = head_difference(weights_a[a], weights_b[b])  # (n, n)
+    peak = difference_peak(diff)
+    if peak == 0.0:
+        st.success(tr("compare_diff_zero"))
+    else:
+        st.caption(tr("compare_diff_max", value=peak))
+    st.plotly_chart(
+        plot_difference(
+            diff,
+            labels,
+            title=tr("compare_diff_title", a=names_a[a], b=names_b[b]),  # catalog text only
+            colorbar_title=tr("compare_diff_colorbar"),
+        ),
+        key="compare_diff_chart",
+        config={"displaylogo": False},
+    )
+
+
+def statistics(groups: list[tuple[np.ndarray, list[str], list[str]]]) -> None:
+    """Head statistics of one or more stacks: a sortable table and one metric as bars.
+
+    `groups`: (weights (H, n, n), head names, token labels) per stack.
+    """
+    st.subheader(tr("compare_stats_header"), help=tr("compare_stats_help"))
+    stats, rows = [], []
+    for weights, names, labels in groups:
+        group_stats = head_stats(weights)
+        stats += group_stats
+        rows += stats_rows(group_stats, names, labels)
+    c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
+    state.setdefault("compare_sort", "entropy")
+    state.setdefault("compare_metric", "entropy")
+    sort_key = c1.selectbox(
+        tr("compare_sort_label"),
+        SORT_KEYS,
+        key="compare_sort",
+        format_func=option_labels("compare_stat"),
+    )
+    metric = c2.selectbox(
+        tr("compare_metric_label"),
+        STAT_NAMES,
+        key="compare_metric",
+        format_func=option_labels("compare_stat"),
+    )
+    state.setdefault("compare_descending", True)
+    descending = c3.toggle(tr("compare_descending_label"), key="compare_descending")
+    order = sort_heads(stats, sort_key, descending=descending)
+    table = pd.DataFrame([rows[i] for i in order])
+    columns = {"head": st.column_config.TextColumn(tr("compare_stat_head"))}
+    columns.update(
+        {
+            m: st.column_config.NumberColumn(tr(f"compare_stat_{m}"), format="%.3f")
+            for m in STAT_NAMES
+        }
+    )
+    columns["top_key"] = st.column_config.TextColumn(tr("compare_stat_top_key"))
+    st.dataframe(
+        table,
+        column_config=columns,
+        hide_index=True,
+        key="compare_stats_table",
+        height="content" if len(rows) <= 24 else "auto",  # every head visible, no scrolling
+    )
+    st.plotly_chart(
+        plot_stat_bars(
+            [row[metric] for row in rows],
+            [str(row["head"]) for row in rows],
+            order=order,
+            axis_title=tr(f"compare_stat_{metric}"),
+        ),
+        key="compare_stats_chart",
+        config={"displaylogo": False},
+    )
+
+
+def similarity(weights: np.ndarray, names: list[str]) -> None:
+    """Jensen–Shannon similarity of every pair of heads, similar heads next to each other."""
+    st.subheader(tr("compare_sim_header"), help=tr("compare_sim_help"))
+    if weights.shape[0] < 2:
+        st.info(tr("compare_one_head"))
+        return
+    sim = head_similarity(weights)  # (H, H)
+    st.plotly_chart(
+        plot_similarity(
+            sim, names, order=similarity_order(sim), colorbar_title=tr("compare_sim_colorbar")
+        ),
+        key="compare_sim_chart",
+        config={"displaylogo": False},
+    )
+
+
+def one_model(weights: np.ndarray, labels: list[str], names: list[str]) -> None:
+    """Mode A: heads of one model (the module or one pretrained layer)."""
+    heads_side_by_side(weights, labels, names)
+    if weights.shape[0] > 1:  # a single head has nothing to be compared with
+        difference(weights, weights, labels, names, names)
+    statistics([(weights, names, labels)])
+    similarity(weights, names)
+
+
+def config_b_widgets(settings: Settings) -> Settings:
+    """Configuration B: the sidebar's settings with a few of them overridden."""
+    st.subheader(tr("compare_configs_header"), help=tr("compare_configs_help"))
+    state.setdefault("compare_b_seed", settings.seed + 1 if settings.seed < MAX_SEED else 0)
+    state.setdefault("compare_b_num_heads", settings.num_heads)
+    state.setdefault("compare_b_tokenizer", settings.tokenizer)
+    state.setdefault("compare_b_causal", settings.causal)
+    state.setdefault("compare_b_positional", settings.positional)
+    if state["compare_b_num_heads"] not in head_options(settings.embed_dim):
+        state["compare_b_num_heads"] = nearest_heads(
+            settings.embed_dim, state["compare_b_num_heads"]
+        )
+    c1, c2, c3, c4 = st.columns([1, 2, 2, 1], vertical_alignment="bottom")
+    seed = c1.number_input(tr("compare_b_seed_label"), 0, MAX_SEED, step=1, key="compare_b_seed")
+    num_heads = c2.select_slider(
+        tr("compare_b_num_heads_label"),
+        head_options(settings.embed_dim),
+        key="compare_b_num_heads",
+        disabled=settings.attention == "single",
+    )
+    tokenizer = c3.selectbox(
+        tr("compare_b_tokenizer_label"),
+        TOKENIZERS,
+        key="compare_b_tokenizer",
+        format_func=option_labels("tokenizer"),
+    )
+    causal = c4.toggle(tr("compare_b_causal_label"), key="compare_b_causal")
+    positional = c4.toggle(tr("compare_b_positional_label"), key="compare_b_positional")
+    return replace(
+        settings,
+        seed=int(seed),
+        num_heads=int(num_heads),
+        tokenizer=tokenizer,
+        causal=bool(causal),
+        positional=bool(positional),
+    )
+
+
+def two_configs(settings: Settings) -> None:
+    """Mode B: two configurations of the project's module, side by side."""
+    settings_b = config_b_widgets(settings)
+    if settings_b == settings:
+        st.caption(tr("compare_same_config"))
+    a = analysis_or_stop(settings)
+    b = analysis_or_stop(settings_b)
+    names_a = _names(a.weights.shape[0], "compare_a_head_name")
+    names_b = _names(b.weights.shape[0], "compare_b_head_name")
+    left, right = st.columns(2)
+    for column, analysis, title, key in (
+        (left, a, "compare_config_a", "compare_grid_a"),
+        (right, b, "compare_config_b", "compare_grid_b"),
+    ):
+        s = analysis.settings
+        column.markdown(
+            tr(
+                title,
+                seed=s.seed,
+                heads=s.heads,
+                tokenizer=tr(f"tokenizer_{s.tokenizer}"),
+                causal=tr("compare_on") if s.causal else tr("compare_off"),
+                positional=tr("compare_on") if s.positional else tr("compare_off"),
+            )
+        )
+        column.plotly_chart(
+            without_cramped_text(
+                plot_heads(
+                    head_grid(
+                        analysis.weights,
+                        analysis.labels,
+                        head_title=tr("compare_head_name", i="{i}"),
+                    ),
+                    colorbar_title=tr("compare_weight"),
+                    cols=2 if analysis.weights.shape[0] > 1 else 1,
+                    panel_px=260,
+                ),
+                width_px=HALF_WIDTH_PX,
+            ),
+            key=key,
+            config={"displaylogo": False},
+        )
+    tokens_a = [t.label for t in a.tokens]
+    tokens_b = [t.label for t in b.tokens]
+    if same_tokens(tokens_a, tokens_b):
+        # B's head 0 against A's head 0 first: the same head under another configuration
+        difference(a.weights, b.weights, a.labels, names_a, names_b, default_b=0)
+        statistics([(a.weights, names_a, a.labels), (b.weights, names_b, b.labels)])
+        similarity(stack_heads(a.weights, b.weights), names_a + names_b)
+    else:
+        st.subheader(tr("compare_diff_header"))
+        st.info(tr("compare_tokens_differ"))
+        st.markdown(tr("compare_tokens_a", n=len(tokens_a)))
+        token_chips(tokens_a)
+        st.markdown(tr("compare_tokens_b", n=len(tokens_b)))
+        token_chips(tokens_b)
+        statistics([(a.weights, names_a, a.labels), (b.weights, names_b, b.labels)])
+        st.subheader(tr("compare_sim_header"))
+        st.info(tr("compare_sim_tokens_differ"))
+
+
+# --- the page -----------------------------------------------------------------------------
+entry_guard()
+st.title(tr("compare_title"))
+st.caption(tr("compare_intro"))
+settings = current_settings()
+
+state.setdefault("compare_source", "module")
+source = (
+    st.segmented_control(
+        tr("compare_source_label"),
+        SOURCES,
+        key="compare_source",
+        format_func=option_labels("compare_source"),
+        required=True,
+        on_change=_reset_pair,
+    )
+    or "module"
+)
+
+if source == "pretrained":
+    name = state.get(MODEL_STATE, "")
+    model = model_or_stop(name)
+    result = result_or_stop(name, settings.text)
+    st.caption(
+        tr(
+            "compare_model_caption",
+            model=md_escape(model_label(name)),
+            layers=model.num_layers,
+            heads=model.num_heads,
+        )
+    )
+    _valid("compare_layer", list(range(model.num_layers)), 0)
+    c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+    layer = c1.select_slider(
+        tr("compare_layer_label"), range(model.num_layers), key="compare_layer", format_func=str
+    )
+    hide = c2.toggle(
+        tr("pretrained_hide_special_label"),
+        key="compare_hide_special",
+        help=tr("pretrained_special_help"),
+    )
+    if hide:
+        st.info(tr("pretrained_hide_special_note"))
+    one_model(
+        layer_view(result, layer, hide_special=hide),
+        pretrained_labels(result, hide_special=hide),
+        _names(model.num_heads),
+    )
+else:
+    state.setdefault("compare_mode", "heads")
+    mode = (
+        st.segmented_control(
+            tr("compare_mode_label"),
+            MODES,
+            key="compare_mode",
+            format_func=option_labels("compare_mode"),
+            required=True,
+            on_change=_reset_pair,
+        )
+        or "heads"
+    )
+    if mode == "heads":
+        analysis = analysis_or_stop(settings)
+        one_model(analysis.weights, analysis.labels, _names(analysis.weights.shape[0]))
+    else:
+        two_configs(settings)

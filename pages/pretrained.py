@@ -1,0 +1,228 @@
+"""Pretrained attention: the sidebar's sentence through a real transformer.
+
+Every layer × head at once (BertViz's "model view", as heatmaps), one layer's heads large,
+and one trained head next to a head of the project's untrained module on the same tokens.
+The default model is the packaged all-MiniLM-L6-v2 (offline); any Hugging Face id or local
+folder can be typed in.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attention_core.compare import (
+    all_layers,
+    layer_view,
+    most_focused_head,
+    pretrained_labels,
+    unknown_pieces,
+    visible_tokens,
+)
+from attention_core.figures.compare import model_view, plot_model_view, without_cramped_text
+from attention_core.figures.heads import head_grid, plot_heads
+from attention_core.stats import head_stats
+from pages.common import (
+    current_settings,
+    entry_guard,
+    md_escape,
+    option_labels,
+    token_chips,
+    tr,
+)
+from pages.pretrained_cache import (
+    MODEL_STATE,
+    model_label,
+    model_or_stop,
+    result_or_stop,
+    untrained_result,
+)
+
+state = st.session_state
+VIEWS = ("model", "layer", "contrast")
+HALF_WIDTH_PX = 520  # what a chart in one of two columns gets in the wide layout
+
+
+def _use_default_model() -> None:
+    state["pretrained_model"] = ""
+
+
+def _keep_in_range(key: str, size: int) -> None:
+    """A layer/head index from a bigger model would be out of range for this one."""
+    if not 0 <= state.get(key, 0) < size:
+        state[key] = 0
+
+
+entry_guard()
+st.title(tr("pretrained_title"))
+st.caption(tr("pretrained_intro"))
+
+# --- which model --------------------------------------------------------------------------
+state.setdefault("pretrained_model", state.get(MODEL_STATE, ""))
+left, right = st.columns([3, 1], vertical_alignment="bottom")
+left.text_input(
+    tr("pretrained_model_label"),
+    key="pretrained_model",
+    placeholder=tr("pretrained_model_placeholder"),
+    help=tr("pretrained_model_help"),
+    persist_state="session",
+)
+right.button(
+    tr("pretrained_reset"),
+    key="pretrained_reset",
+    on_click=_use_default_model,
+    disabled=not state["pretrained_model"].strip(),
+)
+name = state["pretrained_model"].strip()
+
+settings = current_settings()
+model = model_or_stop(name)
+state[MODEL_STATE] = name  # the Compare page follows the last model that loaded
+result = result_or_stop(name, settings.text)
+L, H = model.num_layers, model.num_heads
+n_special = sum(result.special)
+st.caption(
+    tr(
+        "pretrained_model_info",
+        model=md_escape(model_label(name)),
+        layers=L,
+        heads=H,
+        n=len(result.tokens),
+        special=n_special,
+    )
+)
+
+# --- what the vocabulary could not read -----------------------------------------------------
+unknown = unknown_pieces(result, settings.text)
+if unknown:
+    st.warning(
+        tr(
+            "pretrained_unknown",
+            count=len(unknown),
+            total=len(result.tokens) - n_special,
+            fraction=result.unknown_fraction,
+            unk=md_escape(model.tokenizer.unk_token or "[UNK]"),
+            pieces=md_escape(" ".join(unknown)),
+        )
+    )
+
+# --- tokens and special tokens -----------------------------------------------------------
+hide = st.toggle(
+    tr("pretrained_hide_special_label"),
+    key="pretrained_hide_special",
+    help=tr("pretrained_special_help"),
+    disabled=n_special == 0,
+)
+hide = hide and n_special > 0
+if hide:
+    st.info(tr("pretrained_hide_special_note"))
+labels = pretrained_labels(result, hide_special=hide)
+token_chips(visible_tokens(result, hide_special=hide))
+
+# --- one view at a time: they are heavy ---------------------------------------------------
+state.setdefault("pretrained_view", "model")
+view = st.segmented_control(
+    tr("pretrained_view_label"),
+    VIEWS,
+    key="pretrained_view",
+    format_func=option_labels("pretrained_view"),
+    required=True,
+)
+view = view or "model"
+head_name = tr("compare_head_name", i="{i}")
+layer_name = tr("compare_layer_name", l="{l}")
+_keep_in_range("pretrained_layer", L)
+_keep_in_range("pretrained_head", H)
+
+if view == "model":
+    grid = model_view(
+        all_layers(result, hide_special=hide),
+        labels,
+        layer_title=layer_name,
+        head_title=head_name,
+    )
+    st.caption(tr("pretrained_model_view_caption", layers=L, heads=H))
+    if grid.block > 1:
+        st.caption(tr("pretrained_thumbs_note", n=len(labels), block=grid.block))
+    st.plotly_chart(
+        plot_model_view(grid, colorbar_title=tr("compare_weight")),
+        key="pretrained_model_chart",
+        config={"displaylogo": False},
+    )
+
+elif view == "layer":
+    layer = st.select_slider(
+        tr("pretrained_layer_label"), range(L), key="pretrained_layer", format_func=str
+    )
+    st.caption(tr("pretrained_layer_caption", layer=layer, heads=H, n=len(labels)))
+    st.plotly_chart(
+        without_cramped_text(
+            plot_heads(
+                head_grid(
+                    layer_view(result, layer, hide_special=hide), labels, head_title=head_name
+                ),
+                colorbar_title=tr("compare_weight"),
+            )
+        ),
+        key="pretrained_layer_chart",
+        config={"displaylogo": False},
+    )
+
+else:  # trained head vs the project's untrained module, same tokens
+    focused = most_focused_head(all_layers(result, hide_special=hide))
+    if "pretrained_head" not in state:  # start from the clearest learned pattern
+        state["pretrained_layer"], state["pretrained_head"] = focused
+    own_heads = settings.heads
+    _keep_in_range("pretrained_own_head", own_heads)
+    c1, c2, c3 = st.columns(3)
+    layer = c1.select_slider(
+        tr("pretrained_layer_label"), range(L), key="pretrained_layer", format_func=str
+    )
+    head = c2.selectbox(tr("pretrained_head_label"), range(H), key="pretrained_head")
+    own = c3.selectbox(
+        tr("pretrained_own_head_label"),
+        range(own_heads),
+        key="pretrained_own_head",
+        help=tr("pretrained_own_head_help"),
+    )
+    st.caption(tr("pretrained_focused_note", layer=focused[0], head=focused[1]))
+    real = layer_view(result, layer, hide_special=hide)[head]  # (n, n)
+    mine = untrained_result(
+        tuple(visible_tokens(result, hide_special=hide)),
+        settings.attention,
+        settings.embed_dim,
+        settings.num_heads,
+        settings.seed,
+        settings.causal,
+        settings.positional,
+    )[own]  # (n, n)
+    real_stats, own_stats = head_stats(real)[0], head_stats(mine)[0]
+    left, right = st.columns(2)
+    with left:
+        st.markdown(
+            tr("pretrained_real_title", model=md_escape(model_label(name)), layer=layer, head=head)
+        )
+        st.plotly_chart(
+            without_cramped_text(
+                plot_heads(
+                    head_grid(real, labels, head_title=""), colorbar_title=tr("compare_weight")
+                ),
+                width_px=HALF_WIDTH_PX,
+            ),
+            key="pretrained_real_chart",
+        )
+        st.caption(
+            tr("pretrained_head_stats", entropy=real_stats.entropy, top=real_stats.max_weight)
+        )
+    with right:
+        st.markdown(tr("pretrained_own_title", head=own, seed=settings.seed))
+        st.plotly_chart(
+            without_cramped_text(
+                plot_heads(
+                    head_grid(mine, labels, head_title=""), colorbar_title=tr("compare_weight")
+                ),
+                width_px=HALF_WIDTH_PX,
+            ),
+            key="pretrained_own_chart",
+        )
+        st.caption(tr("pretrained_head_stats", entropy=own_stats.entropy, top=own_stats.max_weight))
+    st.info(tr("pretrained_contrast_caption"))

