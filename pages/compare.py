@@ -320,11 +320,15 @@ st.title(tr("compare_title"))
 st.caption(tr("compare_intro"))
 settings = current_settings()
 
-state.setdefault("compare_source", "module")
+# heads trained on the "Train attention live" page, sent here with its button
+trained = state.get("compare_trained")
+sources = (*SOURCES, "trained") if trained else SOURCES
+if state.get("compare_source") not in sources:
+    state["compare_source"] = "trained" if trained else "module"
 source = (
     st.segmented_control(
         tr("compare_source_label"),
-        SOURCES,
+        sources,
         key="compare_source",
         format_func=option_labels("compare_source"),
         required=True,
@@ -333,7 +337,10 @@ source = (
     or "module"
 )
 
-if source == "pretrained":
+if source == "trained":
+    st.caption(tr("compare_trained_caption", title=md_escape(trained["title"])))
+    one_model(trained["weights"], trained["labels"], _names(trained["weights"].shape[0]))
+elif source == "pretrained":
     name = state.get(MODEL_STATE, "")
     model = model_or_stop(name)
     result = result_or_stop(name, settings.text)

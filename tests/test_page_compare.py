@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import apptest_helpers
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -147,3 +148,14 @@ def test_zh_tw():
     assert at.title[0].value == "比較注意力頭"
     assert "B 與 A 相同" in texts(at.caption)
     assert "頭 0" in chart(at, "compare_diff_chart")["layout"]["title"]["text"]
+
+
+def test_heads_sent_from_the_training_page_are_a_source():
+    weights = np.stack([np.eye(3), np.fliplr(np.eye(3))]).astype(np.float32)  # (2, 3, 3)
+    sent = {"weights": weights, "labels": ["0:a", "1:b", "2:c"], "title": "reverse · step 9"}
+    at = apptest_helpers.run_app(page=PAGE, compare_trained=sent)
+    assert not at.exception
+    assert at.session_state["compare_source"] == "trained"
+    traces = apptest_helpers.heatmaps(at)
+    assert [t["x"] for t in traces[:2]] == [sent["labels"]] * 2
+    np.testing.assert_array_equal(decode(traces[1]["z"]), weights[1])
