@@ -35,6 +35,7 @@ pick = st.selectbox(
     range(n),
     index=None,
     key="highlight_token",
+    placeholder=tr("highlight_none"),
     format_func=lambda i: labels[i],
 )
 token_chips([t.label for t in analysis.tokens], highlight=pick)

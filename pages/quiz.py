@@ -96,7 +96,7 @@ picker(
     key="quiz_guess",
     format_func=lambda j: labels[j],
     disabled=revealed,
-    **({"horizontal": True} if picker is st.radio else {}),
+    **({"horizontal": True} if picker is st.radio else {"placeholder": tr("highlight_none")}),
 )
 submit_col, next_col, _ = st.columns([1, 1, 3])
 submit_col.button(
