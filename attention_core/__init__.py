@@ -21,11 +21,8 @@ _EXPORTS = {
     "build_attention": "attention",
     "causal_mask": "attention",
     "valid_num_heads": "attention",
-    "Token": "tokenize",
-    "tokenize": "tokenize",
-    "TOKENIZER_MODES": "tokenize",
-    "embed": "embed",
-    "sinusoidal_positions": "embed",
+    "embed": "embedding",
+    "sinusoidal_positions": "embedding",
     "HeadStats": "stats",
     "head_stats": "stats",
     "head_similarity": "stats",
@@ -58,6 +55,10 @@ __all__ = [
     "valid_num_heads",
 ]
 
+# tokenize is light (standard library only until first use), and importing it here means
+# the name `tokenize` is the function even after the submodule has been imported.
+from attention_core.tokenize import TOKENIZER_MODES, Token, tokenize  # noqa: E402
+
 if TYPE_CHECKING:
     from attention_core.attention import (
         AttentionTrace,
@@ -67,11 +68,10 @@ if TYPE_CHECKING:
         causal_mask,
         valid_num_heads,
     )
-    from attention_core.embed import embed, sinusoidal_positions
+    from attention_core.embedding import embed, sinusoidal_positions
     from attention_core.pipeline import Analysis, analyze
     from attention_core.settings import Settings, parse_settings
     from attention_core.stats import HeadStats, head_similarity, head_stats, similarity_order
-    from attention_core.tokenize import TOKENIZER_MODES, Token, tokenize
 
 
 def __getattr__(name: str) -> Any:

@@ -143,7 +143,7 @@ def untrained_attention(
     import torch
 
     from attention_core.attention import build_attention, causal_mask
-    from attention_core.embed import embed
+    from attention_core.embedding import embed
 
     heads = 1 if attention == "single" else num_heads
     module = build_attention(attention, embed_dim, heads, seed=seed)

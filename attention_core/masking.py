@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from attention_core.attention import build_attention, causal_mask
-from attention_core.embed import embed
+from attention_core.embedding import embed
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.settings import Settings
 from attention_core.tokenize import tokenize

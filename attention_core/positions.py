@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from attention_core.attention import build_attention
-from attention_core.embed import embed, sinusoidal_positions
+from attention_core.embedding import embed, sinusoidal_positions
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.settings import Settings
 from attention_core.tokenize import tokenize

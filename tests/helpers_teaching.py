@@ -15,7 +15,7 @@ from apptest_helpers import APP, TIMEOUT, decode, texts
 from streamlit.testing.v1 import AppTest
 
 from attention_core.attention import build_attention, causal_mask
-from attention_core.embed import embed
+from attention_core.embedding import embed
 from attention_core.tokenize import tokenize
 
 __all__ = [

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from attention_core.attention import build_attention
-from attention_core.embed import embed
+from attention_core.embedding import embed
 from attention_core.masking import (
     PAD_TOKEN,
     future_share,

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from attention_core.attention import build_attention, causal_mask
-from attention_core.embed import embed
+from attention_core.embedding import embed
 from attention_core.limits import MAX_TEXT_CHARS
 from attention_core.pipeline import analyze
 from attention_core.settings import Settings

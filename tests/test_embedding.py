@@ -1,4 +1,4 @@
-"""attention_core.embed: stable per-token vectors and the sinusoidal encoding of Vaswani et al."""
+"""attention_core.embedding: stable per-token vectors and Vaswani et al.'s sinusoidal positions."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from attention_core.embed import embed, sinusoidal_positions, token_vector
+from attention_core.embedding import embed, sinusoidal_positions, token_vector
 
 
 def test_same_token_same_vector_without_positions():
