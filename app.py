@@ -46,6 +46,12 @@ if "_url_problems" not in state:
     for key in SETTING_KEYS:
         state[key] = getattr(settings, key)
     state["_url_problems"] = problems
+elif "_settings" in state:
+    # st.switch_page drops every widget's state (the sidebar's too) and clears the URL;
+    # the settings come back from the plain copy kept at the end of the previous run.
+    for key in SETTING_KEYS:
+        if key not in state:
+            state[key] = getattr(state["_settings"], key)
 
 
 def _fit_heads() -> None:
@@ -115,6 +121,7 @@ with st.sidebar:
 
 # --- the URL mirrors the settings, so a copied link reproduces this view ------------------
 settings = current_settings()
+state["_settings"] = settings
 for key, value in settings.to_query_params().items():
     if st.query_params.get(key) != value:
         st.query_params[key] = value

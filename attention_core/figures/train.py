@@ -1,0 +1,170 @@
+"""Figures of the "Train attention live" page: the loss and accuracy curves of a run.
+
+Plain data in (steps, losses, accuracies as arrays), a `go.Figure` out; the heads
+themselves are drawn with `attention_core.figures.heads.plot_heads`. Arrays go to Plotly
+as float32 / int32 NumPy arrays, serialised as base64 typed arrays, so redrawing the
+curves a few times a second during training stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from attention_core.figures.heads import FONT_FAMILY
+
+__all__ = ["plot_curves"]
+
+LOSS_COLOR = "#d62728"
+ACCURACY_COLOR = "#1f77b4"
+MARKER_COLOR = "#ff7f0e"
+_GAP = 0.12  # between the two panels, as a fraction of the width
+
+
+def plot_curves(
+    steps: Sequence[int] | np.ndarray,
+    losses: Sequence[float] | np.ndarray,
+    accuracies: Sequence[float] | np.ndarray,
+    *,
+    total_steps: int | None = None,
+    marker_step: int | None = None,
+    chance: float | None = None,
+    loss_title: str = "loss",
+    accuracy_title: str = "accuracy",
+    step_title: str = "step",
+    chance_title: str = "chance",
+    height: int = 260,
+) -> go.Figure:
+    """Loss (left) and accuracy (right) against the training step, side by side.
+
+    steps, losses, accuracies: (S,) each, one value per snapshot. `total_steps` fixes
+    the x range (so the curves grow to the right during training), `marker_step` draws
+    a vertical line on both panels (the replayed snapshot), `chance` a dotted line at the
+    accuracy of guessing. Accuracy is a fraction in [0, 1], shown in percent. No
+    snapshots → an empty figure.
+    """
+    x = np.asarray(steps, dtype=np.int32).reshape(-1)  # (S,)
+    loss = np.asarray(losses, dtype=np.float32).reshape(-1)  # (S,)
+    accuracy = np.asarray(accuracies, dtype=np.float32).reshape(-1)  # (S,)
+    if not len(x) == len(loss) == len(accuracy):
+        raise ValueError(
+            f"steps, losses and accuracies must have the same length, got "
+            f"{len(x)}, {len(loss)} and {len(accuracy)}"
+        )
+    if len(x) == 0:
+        return go.Figure(layout={"height": 120})
+    width = (1 - _GAP) / 2
+    x_end = max(int(x.max()), total_steps or 0, 1)
+    x_range = [0, x_end]
+    traces = [
+        go.Scatter(
+            x=x,
+            y=loss,
+            mode="lines+markers" if len(x) <= 40 else "lines",
+            name=loss_title,
+            line={"color": LOSS_COLOR},
+            marker={"size": 4},
+            hovertemplate=step_title + " %{x}: %{y:.4f}<extra>" + loss_title + "</extra>",
+            xaxis="x",
+            yaxis="y",
+        ),
+        go.Scatter(
+            x=x,
+            y=accuracy,
+            mode="lines+markers" if len(x) <= 40 else "lines",
+            name=accuracy_title,
+            line={"color": ACCURACY_COLOR},
+            marker={"size": 4},
+            hovertemplate=step_title + " %{x}: %{y:.1%}<extra>" + accuracy_title + "</extra>",
+            xaxis="x2",
+            yaxis="y2",
+        ),
+    ]
+    shapes: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = [
+        _panel_title(loss_title, width / 2),
+        _panel_title(accuracy_title, 1 - width / 2),
+    ]
+    if chance is not None:
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x2 domain",
+                "yref": "y2",
+                "x0": 0,
+                "x1": 1,
+                "y0": chance,
+                "y1": chance,
+                "line": {"color": "#888", "dash": "dot", "width": 1},
+            }
+        )
+        annotations.append(
+            {
+                "text": chance_title,
+                "xref": "x2 domain",
+                "yref": "y2",
+                "x": 1,
+                "y": chance,
+                "xanchor": "right",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 11, "color": "#666"},
+            }
+        )
+    if marker_step is not None:
+        for axis in ("", "2"):
+            shapes.append(
+                {
+                    "type": "line",
+                    "xref": f"x{axis}",
+                    "yref": f"y{axis} domain",
+                    "x0": marker_step,
+                    "x1": marker_step,
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"color": MARKER_COLOR, "width": 2},
+                }
+            )
+    axis_common = {"showgrid": True, "zeroline": False}
+    layout = {
+        "xaxis": {
+            **axis_common,
+            "domain": [0, width],
+            "range": x_range,
+            "title": {"text": step_title},
+            "anchor": "y",
+        },
+        "yaxis": {**axis_common, "rangemode": "tozero", "anchor": "x"},
+        "xaxis2": {
+            **axis_common,
+            "domain": [1 - width, 1],
+            "range": x_range,
+            "title": {"text": step_title},
+            "anchor": "y2",
+        },
+        "yaxis2": {**axis_common, "range": [0, 1.05], "tickformat": ".0%", "anchor": "x2"},
+        "shapes": shapes,
+        "annotations": annotations,
+        "showlegend": False,
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 30, "b": 10},
+        "font": {"family": FONT_FAMILY},
+    }
+    return go.Figure(data=traces, layout=layout)
+
+
+def _panel_title(text: str, x: float) -> dict[str, Any]:
+    return {
+        "text": f"<b>{text}</b>",
+        "xref": "paper",
+        "yref": "paper",
+        "x": x,
+        "y": 1.0,
+        "xanchor": "center",
+        "yanchor": "bottom",
+        "showarrow": False,
+        "font": {"size": 13},
+    }

@@ -1,0 +1,419 @@
+"""Train attention live: press Train and watch random heads learn a toy task's pattern.
+
+The article ends on untrained weights whose attention "means nothing yet"; here the
+project's own attention module is trained (`attention_core.train`) on a puzzle that only
+the right attention pattern solves, and the page draws every head while it learns.
+
+Training runs in the script thread, one run per session, held in session_state as a
+`attention_core.train_live.LiveRun`: any click reruns the script and cuts the loop off,
+so the next run simply carries on with the same run, and Stop is a flag the run reads
+before its next step. Everything trained so far is kept (curves, replay, evaluation).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import streamlit as st
+
+from attention_core.figures.heads import head_grid, plot_heads
+from attention_core.figures.train import plot_curves
+from attention_core.limits import MAX_TRAIN_STEPS
+from attention_core.settings import head_options, nearest_heads
+from attention_core.train import (
+    MAX_TRAIN_EMBED_DIM,
+    MAX_TRAIN_SEQ_LEN,
+    MAX_TRAIN_VOCAB,
+    TASKS,
+    Snapshot,
+    TrainConfig,
+    default_config,
+    example_sequence,
+)
+from attention_core.train_live import (
+    SHARP_FOCUS,
+    LiveRun,
+    compare_payload,
+    example_labels,
+    example_table,
+    head_table,
+    live_config,
+    target_matrix,
+)
+from pages.common import entry_guard, lang, md_escape, tr
+
+RUN = "_train_live_run"  # the LiveRun of this session (not a widget)
+START_PROBLEM = "_train_start_problem"  # set by the Train callback when it refused to start
+# the settings widgets are train_<name>, <name> a TrainConfig field
+SETTINGS = ("seq_len", "vocab_size", "embed_dim", "num_heads", "steps", "lr", "seed")
+LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+MAX_SEED = 2**31 - 1
+REDRAW_S = 0.3  # redraw curves and heads at most this often while training
+state = st.session_state
+
+
+# --- settings: defaults, callbacks -------------------------------------------------------
+def _load(config: TrainConfig) -> None:
+    """Show `config` in the settings widgets."""
+    state["train_task"] = config.task
+    for name in SETTINGS:
+        state[f"train_{name}"] = getattr(config, name)
+
+
+def _task_changed() -> None:
+    """A new task starts from that task's measured defaults."""
+    defaults = default_config(state["train_task"])
+    for name in SETTINGS:
+        state[f"train_{name}"] = getattr(defaults, name)
+
+
+def _fit_heads() -> None:
+    """Keep num_heads a divisor of embed_dim when embed_dim changes."""
+    state["train_num_heads"] = nearest_heads(state["train_embed_dim"], state["train_num_heads"])
+
+
+def _config_from_state() -> TrainConfig:
+    return live_config(state["train_task"], **{name: state[f"train_{name}"] for name in SETTINGS})
+
+
+def _problem(config: TrainConfig) -> str | None:
+    """The library's message if `config` cannot be trained, else None."""
+    try:
+        config.validate()
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _start() -> None:
+    """Train: a fresh run of the settings as they are now (one run at a time)."""
+    run = state.get(RUN)
+    if run is not None and run.running:
+        state[START_PROBLEM] = tr("train_busy")
+        return
+    config = _config_from_state()
+    problem = _problem(config)
+    if problem is not None:
+        state[START_PROBLEM] = tr("train_invalid", error=problem)
+        return
+    state[RUN] = LiveRun.start(config)
+
+
+def _stop() -> None:
+    run = state.get(RUN)
+    if run is not None:
+        run.request_stop()
+
+
+def task_title(task: str, code: str) -> str:
+    titles = TASKS[task].title
+    return titles.get(code, titles["en"])
+
+
+# --- figures -------------------------------------------------------------------------------
+def heads_figure(labels: list[str], snap: Snapshot) -> object:
+    grid = head_grid(snap.weights, labels, head_title=tr("train_head_title", i="{i}"))
+    return plot_heads(grid, colorbar_title=tr("train_weight_label"))
+
+
+def curves_figure(run: LiveRun, *, marker: int | None = None) -> object:
+    return plot_curves(
+        run.steps,
+        run.losses,
+        run.accuracies,
+        # while training, the axis spans every step so the curves grow to the right;
+        # afterwards (also when stopped early) it ends at the last snapshot
+        total_steps=run.config.steps if run.running else None,
+        marker_step=marker,
+        chance=1 / run.config.num_classes,
+        loss_title=tr("train_loss"),
+        accuracy_title=tr("train_accuracy"),
+        step_title=tr("train_step"),
+        chance_title=tr("train_chance"),
+    )
+
+
+def progress_text(run: LiveRun) -> str:
+    snap = run.snapshots[-1]
+    return tr(
+        "train_progress",
+        step=snap.step,
+        steps=run.config.steps,
+        loss=snap.loss,
+        accuracy=snap.accuracy,
+    )
+
+
+entry_guard()
+code = lang()
+st.title(tr("train_title"))
+st.markdown(tr("train_intro"))
+
+# --- settings ------------------------------------------------------------------------------
+run: LiveRun | None = state.get(RUN)
+running = run is not None and run.running
+keys = ["train_task", *(f"train_{name}" for name in SETTINGS)]
+if any(key not in state for key in keys) or state["train_task"] not in TASKS:
+    # first visit, or back from another page (Streamlit forgets the widgets of pages
+    # not shown): the last run's settings, else the defaults
+    _load(run.config if run is not None else default_config())
+
+heads_note = None
+if state["train_num_heads"] not in head_options(state["train_embed_dim"]):
+    wrong = TrainConfig(embed_dim=state["train_embed_dim"], num_heads=state["train_num_heads"])
+    heads_note = _problem(wrong)
+    _fit_heads()
+lr_options = sorted({*LEARNING_RATES, state["train_lr"]})
+
+st.subheader(tr("train_settings_header"))
+left, mid, right = st.columns([2, 1, 1])
+left.selectbox(
+    tr("train_task_label"),
+    list(TASKS),
+    key="train_task",
+    format_func=lambda task, code=code: task_title(task, code),
+    on_change=_task_changed,
+    disabled=running,
+    help=tr("train_defaults_note"),
+)
+mid.number_input(
+    tr("train_steps_label"),
+    min_value=0,
+    step=50,
+    key="train_steps",
+    disabled=running,
+    help=tr("train_steps_help", max=MAX_TRAIN_STEPS),
+)
+right.select_slider(
+    tr("train_lr_label"),
+    lr_options,
+    key="train_lr",
+    format_func=lambda value: f"{value:g}",
+    disabled=running,
+    help=tr("train_lr_help"),
+)
+cols = st.columns(5)
+cols[0].number_input(
+    tr("train_seq_len_label"),
+    min_value=1,
+    max_value=MAX_TRAIN_SEQ_LEN,
+    key="train_seq_len",
+    disabled=running,
+    help=tr("train_seq_len_help", max=MAX_TRAIN_SEQ_LEN),
+)
+cols[1].number_input(
+    tr("train_vocab_label"),
+    min_value=2,
+    max_value=MAX_TRAIN_VOCAB,
+    key="train_vocab_size",
+    disabled=running,
+    help=tr("train_vocab_help"),
+)
+cols[2].number_input(
+    tr("train_embed_dim_label"),
+    min_value=2,
+    max_value=MAX_TRAIN_EMBED_DIM,
+    key="train_embed_dim",
+    on_change=_fit_heads,
+    disabled=running,
+    help=tr("train_embed_dim_help"),
+)
+cols[3].select_slider(
+    tr("train_num_heads_label"),
+    head_options(state["train_embed_dim"]),
+    key="train_num_heads",
+    disabled=running,
+    help=tr("train_num_heads_help"),
+)
+cols[4].number_input(
+    tr("train_seed_label"),
+    min_value=0,
+    max_value=MAX_SEED,
+    key="train_seed",
+    disabled=running,
+    help=tr("train_seed_help"),
+)
+if heads_note is not None:
+    st.warning(md_escape(tr("train_heads_fixed", error=heads_note, heads=state["train_num_heads"])))
+
+config = _config_from_state()
+problem = _problem(config)
+
+# --- the task, and the pattern a solution shows ----------------------------------------------
+task = state["train_task"]
+text_col, target_col = st.columns([3, 2])
+with text_col:
+    st.markdown(TASKS[task].explanation.get(code, TASKS[task].explanation["en"]))
+    st.markdown(f"**{tr('train_pattern_label')}:** {tr(f'train_pattern_{task}')}")
+if problem is None:
+    with target_col:
+        target = head_grid(
+            target_matrix(config)[None], example_labels(config), head_title=tr("train_target_title")
+        )
+        st.plotly_chart(
+            plot_heads(target, colorbar_title=tr("train_weight_label"), panel_px=220),
+            key="train_target",
+            config={"displaylogo": False},
+        )
+        tokens = " ".join(str(tok) for tok in example_sequence(config))
+        st.caption(tr("train_target_caption", tokens=tokens))
+else:
+    st.warning(md_escape(tr("train_invalid", error=problem)))
+
+# --- train / stop --------------------------------------------------------------------------
+run_col, stop_col, _ = st.columns([1, 1, 3])
+run_col.button(
+    tr("train_run_label"),
+    key="train_run",
+    type="primary",
+    on_click=_start,
+    disabled=running or problem is not None,
+    help=tr("train_run_help"),
+    width="stretch",
+)
+stop_col.button(
+    tr("train_stop_label"),
+    key="train_stop",
+    on_click=_stop,
+    disabled=not running,
+    help=tr("train_stop_help"),
+    width="stretch",
+)
+refused = state.pop(START_PROBLEM, None)
+if refused is not None and problem is None:
+    st.warning(md_escape(refused))
+
+run = state.get(RUN)
+if run is None:
+    st.info(tr("train_idle"))
+    st.stop()
+
+rc = run.config
+st.caption(
+    tr(
+        "train_last_run",
+        task=task_title(rc.task, code),
+        n=rc.seq_len,
+        embed_dim=rc.embed_dim,
+        heads=rc.num_heads,
+        steps=rc.steps,
+        lr=f"{rc.lr:g}",
+        seed=rc.seed,
+    )
+)
+progress_slot = st.empty()
+evaluation_box = st.container()
+st.subheader(tr("train_curves_header"))
+curves_slot = st.empty()
+st.subheader(tr("train_heads_header"))
+st.caption(tr("train_heads_caption"))
+replay_box = st.container()
+heads_slot = st.empty()
+
+# --- while it trains: one snapshot at a time, redrawn a few times a second --------------------
+if run.running:
+    redraw_ids = itertools.count()
+
+    def draw_live() -> None:
+        redraw = next(redraw_ids)
+        # fresh keys: two identical figures in one run would clash, and the live views
+        # must not take the keys of the final ones below
+        curves_slot.plotly_chart(
+            curves_figure(run), key=f"train_live_curves_{redraw}", config={"displaylogo": False}
+        )
+        heads_slot.plotly_chart(
+            heads_figure(run.labels, run.snapshots[-1]),
+            key=f"train_live_heads_{redraw}",
+            config={"displaylogo": False},
+        )
+
+    last_draw = float("-inf")
+    if run.snapshots:  # carrying on after a rerun: show what there is at once
+        progress_slot.progress(run.progress, text=progress_text(run))
+        draw_live()
+        last_draw = time.monotonic()
+    while run.running:
+        if run.advance() is None:
+            break
+        progress_slot.progress(run.progress, text=progress_text(run))
+        if not run.running or time.monotonic() - last_draw >= REDRAW_S:
+            draw_live()
+            last_draw = time.monotonic()
+    if run.snapshots:
+        state["train_replay"] = run.snapshots[-1].step  # the replay starts at the end
+    # the widgets above were drawn for a running training (disabled settings, Stop
+    # enabled): draw the page again as it is now
+    st.rerun()
+
+# --- afterwards: evaluation, replay, answers, head statistics ---------------------------------
+last = run.snapshots[-1]
+if run.status == "done":
+    progress_slot.success(tr("train_done", steps=last.step, seconds=run.train_seconds))
+else:
+    progress_slot.info(
+        tr("train_stopped", step=last.step, steps=rc.steps, seconds=run.train_seconds)
+    )
+
+evaluation = run.evaluation
+with evaluation_box:
+    st.subheader(tr("train_eval_header"), help=tr("train_eval_help"))
+    a, b, c, d = st.columns(4)
+    a.metric(tr("train_eval_accuracy"), f"{evaluation.accuracy:.1%}")
+    b.metric(tr("train_eval_sequences"), f"{evaluation.sequence_accuracy:.1%}")
+    c.metric(tr("train_eval_best_head"), tr("train_head_title", i=evaluation.best_head))
+    d.metric(tr("train_eval_focus"), f"{evaluation.focus:.1%}")
+    if evaluation.focus >= SHARP_FOCUS:
+        st.success(tr("train_eval_sharp", head=evaluation.best_head, focus=evaluation.focus))
+    else:
+        st.warning(tr("train_eval_diffuse", focus=evaluation.focus))
+
+steps = run.steps.tolist()
+if state.get("train_replay") not in steps:
+    state["train_replay"] = steps[-1]
+with replay_box:
+    if len(steps) > 1:
+        step = st.select_slider(
+            tr("train_replay_label"), steps, key="train_replay", help=tr("train_replay_help")
+        )
+    else:
+        step = steps[0]
+shown = run.snapshot_at(step)
+curves_slot.plotly_chart(
+    curves_figure(run, marker=step), key="train_curves", config={"displaylogo": False}
+)
+heads_slot.plotly_chart(
+    heads_figure(run.labels, shown), key="train_heads", config={"displaylogo": False}
+)
+
+table = example_table(rc, shown.predictions)
+n = len(table["input"])
+st.markdown(
+    "**" + tr("train_answers_header", step=shown.step, right=sum(table["right"]), n=n) + "**"
+)
+rows = [
+    {"": tr(f"train_row_{name}"), **{str(i): str(v) for i, v in enumerate(table[name])}}
+    for name in ("input", "answer", "model")
+]
+rows.append(
+    {"": tr("train_row_right"), **{str(i): "✓" if r else "✗" for i, r in enumerate(table["right"])}}
+)
+st.dataframe(rows, hide_index=True, key="train_answers")
+if TASKS[rc.task].output == "position":
+    st.caption(tr("train_answers_positions"))
+
+st.subheader(tr("train_stats_header"), help=tr("train_stats_help"))
+st.dataframe(
+    [{tr(f"train_col_{name}"): value for name, value in row.items()} for row in head_table(run)],
+    hide_index=True,
+    key="train_stats",
+    column_config={
+        tr(f"train_col_{name}"): st.column_config.NumberColumn(format="%.2f")
+        for name in ("entropy", "max_weight", "diagonal", "previous", "first", "distance", "focus")
+    },
+)
+
+if st.button(tr("train_send_label"), key="train_send", help=tr("train_send_help")):
+    title = tr("train_compare_title", task=task_title(rc.task, code), step=last.step)
+    state["compare_trained"] = compare_payload(run, title=title)
+    st.switch_page("pages/compare.py")

@@ -1,0 +1,230 @@
+"""AppTest of pages/train.py: Train runs to the end, the replay has one position per
+snapshot, the heads are the library's own snapshots, bad settings give the library's
+message instead of a run, Stop keeps the partial run, the trained heads reach the Compare
+page's session key, and both languages render. Offline, no browser."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import numpy as np
+import pytest
+from apptest_helpers import decode, run_app, texts
+from streamlit.testing.v1 import AppTest
+
+from attention_core.train import default_config
+from attention_core.train_live import LiveRun, example_labels, single_thread
+from attention_core.train_live import live_config as _live_config
+
+PAGE = "pages/train.py"
+RUN = "_train_live_run"
+SETTINGS = ("seq_len", "vocab_size", "embed_dim", "num_heads", "steps", "lr", "seed")
+
+
+def open_train(params: dict[str, str] | None = None, **state: object) -> AppTest:
+    at = run_app(params, page=PAGE, **state)
+    assert not at.exception, at.exception
+    return at
+
+
+def chart(at: AppTest, key: str) -> dict:
+    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith("-" + key)]
+    assert found, f"no chart {key!r}: {[c.proto.id for c in at.get('plotly_chart')]}"
+    return json.loads(found[0].proto.spec)
+
+
+def panels(at: AppTest, key: str) -> list[np.ndarray]:
+    return [decode(t["z"]) for t in chart(at, key)["data"] if t["type"] == "heatmap"]
+
+
+def plain(at: AppTest) -> str:
+    """The page's text with md_escape's backslashes removed."""
+    return texts(at).replace("\\", "")
+
+
+def train_with(at: AppTest, **settings: object) -> AppTest:
+    for name, value in settings.items():
+        at.session_state[f"train_{name}"] = value
+    at.run()
+    at.button("train_run").click()
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def accuracy_shown(at: AppTest) -> float:
+    metrics = {m.label: m.value for m in at.metric}
+    return float(metrics["Accuracy"].rstrip("%"))
+
+
+def test_page_opens_with_the_reverse_defaults_and_its_target_pattern():
+    at = open_train()
+    reverse = default_config("reverse")
+    assert at.selectbox(key="train_task").value == "reverse"
+    for name in SETTINGS:
+        assert at.session_state[f"train_{name}"] == getattr(reverse, name), name
+    # the target: an anti-diagonal, one cell per row, labelled with the example sequence
+    (target,) = panels(at, "train_target")
+    np.testing.assert_array_equal(target, np.eye(6)[::-1])
+    spec = chart(at, "train_target")
+    assert spec["data"][0]["x"] == example_labels(reverse)
+    assert "anti-diagonal" in plain(at)
+    assert "Press Train" in plain(at)
+    assert not at.button(key="train_run").disabled and at.button(key="train_stop").disabled
+
+
+def test_train_runs_to_the_end_and_the_replay_shows_every_snapshot():
+    at = train_with(open_train(), steps=20)
+    run: LiveRun = at.session_state[RUN]
+    assert run.status == "done"
+    replay = at.select_slider(key="train_replay")
+    assert [int(v) for v in replay.options] == [0, 10, 20] == [s.step for s in run.snapshots]
+    assert int(replay.value) == 20
+    heads = panels(at, "train_heads")
+    assert len(heads) == 2 and all(h.shape == (6, 6) for h in heads)
+    np.testing.assert_allclose(np.stack(heads).sum(-1), 1.0, atol=1e-5)  # rows sum to 1
+    # the reference: the library's own training of the same config, on one thread
+    config = _live_config("reverse", **{n: at.session_state[f"train_{n}"] for n in SETTINGS})
+    with single_thread():
+        last = LiveRun.start(config)
+        last.run_to_end()
+    np.testing.assert_array_equal(np.stack(heads), last.snapshots[-1].weights)
+    # the curves: every snapshot's loss, and the marker at the replayed step
+    loss = chart(at, "train_curves")["data"][0]
+    np.testing.assert_allclose(decode(loss["y"]), last.losses, rtol=1e-6)
+    assert any(s["x0"] == 20 for s in chart(at, "train_curves")["layout"]["shapes"])
+    assert "Trained 20 steps" in plain(at)
+    stats = at.dataframe[1].value  # [0] is the answers table
+    assert len(stats) == 2 and "entropy" in stats.columns
+    assert not at.button(key="train_run").disabled and at.button(key="train_stop").disabled
+
+    # replay step 0: the untrained, random heads
+    at.select_slider(key="train_replay").set_value(0).run()
+    assert not at.exception
+    np.testing.assert_array_equal(np.stack(panels(at, "train_heads")), last.snapshots[0].weights)
+    assert "answers at step 0" in plain(at)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"steps": 0}, "steps must be in 1..5000, got 0"),
+        ({"steps": 5001}, "steps must be in 1..5000, got 5001"),
+        ({"seq_len": 1}, "seq_len must be in 2..16, got 1"),
+        ({"task": "match", "seq_len": 5}, "seq_len must be even, got 5"),
+    ],
+)
+def test_bad_settings_show_the_library_message_and_do_not_train(settings, message):
+    at = open_train()
+    for name, value in settings.items():
+        at.session_state[f"train_{name}"] = value
+    at.run()
+    assert not at.exception
+    warnings = [w.value.replace("\\", "") for w in at.warning]
+    assert any("cannot be trained" in w and message in w for w in warnings), warnings
+    assert at.button(key="train_run").disabled
+    assert RUN not in at.session_state
+
+
+def test_train_callback_refuses_settings_changed_at_the_click():
+    at = open_train()
+    at.session_state["train_steps"] = 0  # changed in the same rerun as the click
+    at.button("train_run").click()
+    at.run()
+    assert not at.exception
+    assert RUN not in at.session_state
+    assert any("steps must be in 1..5000, got 0" in w.value.replace("\\", "") for w in at.warning)
+
+
+def test_heads_that_do_not_divide_embed_dim_are_reported_and_fixed():
+    at = open_train(train_embed_dim=6, train_num_heads=4)
+    # (the first run already set them to the defaults; set them again for the page)
+    at.session_state["train_embed_dim"] = 6
+    at.session_state["train_num_heads"] = 4
+    at.run()
+    assert not at.exception
+    warning = " ".join(w.value.replace("\\", "") for w in at.warning)
+    assert "embed_dim=6 is not divisible by num_heads=4; valid num_heads: 1, 2, 3, 6" in warning
+    assert at.select_slider(key="train_num_heads").value == 3  # the nearest divisor
+    assert at.select_slider(key="train_num_heads").options == ["1", "2", "3", "6"]
+
+
+def test_choosing_a_task_resets_the_settings_to_its_defaults():
+    at = open_train()
+    at.number_input(key="train_seed").set_value(7).run()
+    at.selectbox(key="train_task").set_value("match").run()
+    assert not at.exception
+    match = default_config("match")
+    for name in SETTINGS:
+        assert at.session_state[f"train_{name}"] == getattr(match, name), name
+    assert at.session_state["train_num_heads"] == 4
+
+
+def test_stop_keeps_the_partial_run():
+    at = open_train()
+    config = _live_config("reverse", **{n: at.session_state[f"train_{n}"] for n in SETTINGS})
+    run = LiveRun.start(config)
+    run.advance()
+    run.advance()  # steps 0 and 10: then the Stop click cut the script off ...
+    run.request_stop()  # ... and its callback asked the run to stop (the browser test clicks)
+    at.session_state[RUN] = run
+    at.run()
+    assert not at.exception, at.exception
+    assert run.status == "stopped" and run.snapshots[-1].step == 11
+    assert "Stopped at step 11 of 300" in plain(at)
+    assert [int(v) for v in at.select_slider(key="train_replay").options] == [0, 10, 11]
+    assert 0 <= accuracy_shown(at) <= 100  # the partial model was evaluated
+    assert not at.button(key="train_run").disabled and at.button(key="train_stop").disabled
+
+
+def test_train_while_running_keeps_the_one_run():
+    at = open_train(train_steps=20)
+    at.session_state["train_steps"] = 20
+    at.run()
+    config = _live_config("reverse", **{n: at.session_state[f"train_{n}"] for n in SETTINGS})
+    run = LiveRun.start(config)
+    run.advance()
+    at.session_state[RUN] = run
+    at.button("train_run").click()  # rendered enabled before the run was put in place
+    at.run()
+    assert not at.exception
+    assert at.session_state[RUN] is run and run.status == "done"
+
+
+def test_send_to_compare_stores_the_trained_heads_and_keeps_the_settings():
+    at = open_train({"text": "中和有一個永和路", "seed": "5"})
+    at = train_with(at, steps=20)
+    at.button("train_send").click()
+    at.run()
+    assert not at.exception, at.exception
+    sent = at.session_state["compare_trained"]
+    run: LiveRun = at.session_state[RUN]
+    assert sent["weights"].dtype == np.float32 and sent["weights"].shape == (2, 6, 6)
+    np.testing.assert_array_equal(sent["weights"], run.snapshots[-1].weights)
+    assert sent["labels"] == example_labels(run.config)
+    assert re.fullmatch(r"Reverse the sequence · step 20", sent["title"])
+    # the Compare page is shown, with the sidebar's settings (and the URL) intact
+    assert [t.value for t in at.title] == ["Compare attention heads"]
+    assert at.session_state["text"] == "中和有一個永和路" and at.session_state["seed"] == 5
+    assert at.query_params["seed"] == "5"
+
+
+def test_zh_tw_renders():
+    at = train_with(open_train({"lang": "zh-TW"}), steps=10)
+    text = plain(at)
+    assert "即時訓練注意力" in text and "反對角線" in text and "保留資料評估" in text
+    assert "已訓練 10 步" in text
+
+
+def test_default_reverse_reaches_a_sharp_pattern_through_the_page():
+    at = open_train()
+    started = time.perf_counter()
+    at.button("train_run").click()
+    at.run()
+    wall = time.perf_counter() - started
+    assert not at.exception
+    print(f"default reverse through the page: {wall:.1f} s wall")
+    assert accuracy_shown(at) >= 95.0
+    assert "puts" in plain(at)  # the sharp-head verdict, not the "train longer" one
