@@ -4,23 +4,48 @@ Rows are queries, columns are keys, both labelled `index:token` (Plotly merges e
 category labels, so the index keeps repeated tokens apart). Matrices go to Plotly as
 float32 NumPy arrays, which Plotly serialises as base64 typed arrays: the payload stays
 close to the raw n²·H·4 bytes instead of growing as JSON floats.
+
+Drawing cost (measured in bench/, see bench/README.md): in the browser a heatmap costs per
+cell (Plotly colours every cell in JavaScript) and per byte of the figure (Streamlit's
+front end stringifies, string-replaces its theme colours into and re-parses the whole
+figure JSON on every update), and each labelled axis costs a measurement of every label.
+So axis margins are fixed here (no automargin), only the outer axes carry labels, and a
+grid too large to send as numbers (`IMAGE_CELLS`) is sent as pictures: each panel becomes
+a palette PNG of its colours (1 byte per cell before compression instead of 4), except
+the `exact` panels, which stay heatmaps whose hover reads the exact weight.
 """
 
 from __future__ import annotations
 
+import base64
 import math
+import struct
+import unicodedata
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import plotly.colors
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 __all__ = ["HeadGrid", "head_grid", "plot_heads", "plot_matrix"]
 
 CELL_TEXT_MAX = 12  # write the weight into each cell up to this many tokens
-TICKS_MAX = 48  # label every axis tick up to this many tokens; beyond, hover tells
+TICKS_MAX = 48  # label axis ticks up to this many tokens; beyond, hover tells
 COLORSCALE = "Blues"
+# Above this many cells in one grid (n² × panels) the panels other than `exact` ones are sent
+# as pictures. 2^19 cells are 2.8 MB of base64 float32: measured in bench/, a typed update
+# of a 512-token grid of 4 heatmaps (5.6 MB) cost more browser CPU than 12 heads as pictures.
+IMAGE_CELLS = 1 << 19
+LABEL_CHARS_MAX = 12  # tick labels are cut to this many characters (hover shows them whole)
+TICK_FONT_PX = 11
+TITLE_PX = 24  # room above each panel for its title
+ROW_GAP_PX = 8  # between a panel and the title below it when no labels are in between
+NOMINAL_WIDTH_PX = 760  # about the main column of the wide layout: sizes the panels
+NO_TICKS = {"showticklabels": False, "ticks": ""}
+FONT_FAMILY = "Noto Sans CJK TC, Noto Sans CJK SC, Noto Sans, sans-serif"
 
 
 @dataclass(frozen=True)
@@ -60,22 +85,102 @@ def _columns(panels: int, n: int) -> int:
     return min(panels, per_row)
 
 
-def _heatmap(
-    z: np.ndarray, labels: list[str], name: str, *, coloraxis: str, text: bool
-) -> go.Heatmap:
-    trace = go.Heatmap(
-        z=z,
-        x=labels,
-        y=labels,
-        name=name,
-        coloraxis=coloraxis,
-        hovertemplate="%{y} → %{x}: %{z:.3f}<extra>" + name + "</extra>",
-        xgap=1 if text else 0,
-        ygap=1 if text else 0,
+def _short(label: str, limit: int = LABEL_CHARS_MAX) -> str:
+    """A tick label cut to `limit` characters (hover still shows the whole `index:token`)."""
+    return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
+def _text_px(text: str, font_px: float) -> float:
+    """Rough rendered width of `text`: CJK and other wide characters 1 em, the rest 0.62 em.
+
+    Axis labels get fixed room (automargin off, see `plot_heads`), so it is estimated here.
+    """
+    return sum(font_px if unicodedata.east_asian_width(c) in "WF" else 0.62 * font_px for c in text)
+
+
+def _palette(colorscale: str | Sequence[Any]) -> np.ndarray:
+    """(256, 3) uint8: the colour scale sampled at 256 evenly spaced points, as Plotly
+    interpolates it (linearly in RGB between its stops)."""
+    scale = plotly.colors.get_colorscale(colorscale) if isinstance(colorscale, str) else colorscale
+    stops = np.array([float(position) for position, _ in scale])
+    colours = plotly.colors.convert_colors_to_same_type([c for _, c in scale], "rgb")[0]
+    rgb = np.array([plotly.colors.unlabel_rgb(c) for c in colours], dtype=np.float64)  # (S, 3)
+    at = np.linspace(0.0, 1.0, 256)
+    channels = [np.interp(at, stops, rgb[:, k]) for k in range(3)]
+    return np.clip(np.rint(np.stack(channels, axis=1)), 0, 255).astype(np.uint8)  # (256, 3)
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def palette_png(indices: np.ndarray, palette: np.ndarray) -> bytes:
+    """An 8-bit palette PNG (ISO/IEC 15948): pixel (i, j) has colour palette[indices[i, j]].
+
+    Written by hand (zlib + struct) so the library needs no imaging package.
+    """
+    idx = np.asarray(indices, dtype=np.uint8)
+    h, w = idx.shape
+    rows = np.zeros((h, w + 1), dtype=np.uint8)  # each scanline starts with filter type 0
+    rows[:, 1:] = idx
+    header = struct.pack(">IIBBBBB", w, h, 8, 3, 0, 0, 0)  # 8-bit depth, colour type 3
+    return b"".join(
+        [
+            b"\x89PNG\r\n\x1a\n",
+            _png_chunk(b"IHDR", header),
+            _png_chunk(b"PLTE", np.ascontiguousarray(palette, dtype=np.uint8).tobytes()),
+            # level 1: a 512 x 512 panel compresses in ~4 ms and the output is barely larger
+            _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)),
+            _png_chunk(b"IEND", b""),
+        ]
     )
+
+
+def colour_indices(matrix: np.ndarray, zmin: float, zmax: float) -> np.ndarray:
+    """Palette index 0…255 of each cell: its place between zmin and zmax (clipped)."""
+    m = np.nan_to_num(np.asarray(matrix, dtype=np.float64), nan=zmin)
+    span = zmax - zmin if zmax > zmin else 1.0
+    return np.clip(np.rint((m - zmin) / span * 255), 0, 255).astype(np.uint8)
+
+
+def _heatmap_trace(
+    z: np.ndarray, labels: list[str], name: str, axis: str, *, text: bool
+) -> dict[str, Any]:
+    """One panel as a heatmap trace on axes x{axis}/y{axis}, coloured by the shared axis."""
+    trace: dict[str, Any] = {
+        "type": "heatmap",
+        "z": z,  # float32: serialised as a base64 typed array
+        "x": labels,
+        "y": labels,
+        "name": name,
+        "xaxis": f"x{axis}",
+        "yaxis": f"y{axis}",
+        "coloraxis": "coloraxis",
+        "hovertemplate": "%{y} → %{x}: %{z:.3f}<extra>" + name + "</extra>",
+        # no gaps: Plotly then paints one pixel per cell and lets the browser scale it
+        # (its fast path); with gaps it fills one rectangle per cell
+        "xgap": 1 if text else 0,
+        "ygap": 1 if text else 0,
+    }
     if text:
-        trace.update(texttemplate="%{z:.2f}", textfont={"size": 11})
+        trace["texttemplate"] = "%{z:.2f}"
+        trace["textfont"] = {"size": 11}
     return trace
+
+
+def _image_trace(
+    z: np.ndarray, palette: np.ndarray, name: str, axis: str, *, zmin: float, zmax: float
+) -> dict[str, Any]:
+    """One panel as a picture of its colours; hover names the query and key indices."""
+    png = palette_png(colour_indices(z, zmin, zmax), palette)
+    return {
+        "type": "image",
+        "source": "data:image/png;base64," + base64.b64encode(png).decode("ascii"),
+        "name": name,
+        "xaxis": f"x{axis}",
+        "yaxis": f"y{axis}",
+        "hovertemplate": "%{y} → %{x}<extra>" + name + "</extra>",
+    }
 
 
 def plot_heads(
@@ -87,51 +192,150 @@ def plot_heads(
     colorbar_title: str = "",
     cols: int | None = None,
     panel_px: int | None = None,
+    exact: Sequence[int] = (0,),
 ) -> go.Figure:
-    """One heatmap per panel in a grid, square cells, one shared colour bar (zmin…zmax)."""
+    """One heatmap per panel in a grid, square cells, one shared colour bar (zmin…zmax).
+
+    Built for speed in the browser, which redraws it on every rerun: axis margins are
+    computed here instead of by Plotly's automargin (which measures every tick label and
+    redraws), queries are labelled left of the first column and keys under the lowest panel
+    of each column only, and beyond TICKS_MAX tokens no tick labels are drawn (hover tells).
+
+    A grid of more than IMAGE_CELLS cells draws its panels as pictures (same colours;
+    hover gives the query and key indices), except the panels listed in `exact`, which stay
+    heatmaps whose hover reads `query → key: weight`.
+    """
     P, n = grid.matrices.shape[0], len(grid.labels)
     if P == 0 or n == 0:
         return go.Figure(layout={"height": 120})
-    cols = cols or _columns(P, n)
+    cols = max(1, min(cols or _columns(P, n), P))
     rows = math.ceil(P / cols)
-    fig = make_subplots(
-        rows=rows,
-        cols=cols,
-        subplot_titles=grid.titles,
-        horizontal_spacing=0.06 if n <= TICKS_MAX else 0.03,
-        vertical_spacing=min(0.12, 0.5 / rows) if rows > 1 else 0.1,
-    )
     text = n <= CELL_TEXT_MAX
+    show_ticks = n <= TICKS_MAX
+    labels = list(grid.labels)
+    pictures = n * n * P > IMAGE_CELLS
+    palette = _palette(colorscale) if pictures else None
+
+    # --- room for labels and titles, in pixels -------------------------------------------
+    tick_text = [_short(label) for label in labels]
+    # explicit tick texts only when a label had to be cut: else the categories are the texts
+    ticks: dict[str, Any] = {"showticklabels": True}
+    if tick_text != labels:
+        ticks.update(tickmode="array", tickvals=labels, ticktext=tick_text)
+    widest = max(_text_px(t, TICK_FONT_PX) for t in tick_text) if show_ticks else 0.0
+    angle = -45 if n > 6 else 0
+    y_labels_px = math.ceil(widest) + 8 if show_ticks else 0
+    if not show_ticks:
+        x_band_px = 8
+    elif angle:
+        x_band_px = math.ceil(widest * math.sin(math.radians(-angle))) + TICK_FONT_PX + 8
+    else:
+        x_band_px = TICK_FONT_PX + 12
+    title_px = TITLE_PX if any(grid.titles) else 6
+    panel = panel_px or min(380, NOMINAL_WIDTH_PX // cols)
+
+    # keys are labelled under the lowest panel of each column only, queries left of the
+    # first column only: a labelled axis is the expensive part of drawing a panel (Plotly
+    # measures each of its labels), and every panel of a column shares the same keys
+    def keys_shown(p: int) -> bool:
+        return show_ticks and p + cols >= P
+
+    tops: list[int] = []  # pixels from the top of the plot area to each row's panels
+    y_px = 0
+    for r in range(rows):
+        y_px += title_px
+        tops.append(y_px)
+        y_px += panel
+        labelled = any(keys_shown(p) for p in range(r * cols, min(P, (r + 1) * cols)))
+        y_px += x_band_px if labelled else ROW_GAP_PX
+    margin = {"l": 10 + y_labels_px, "r": 10, "t": 10, "b": 10}
+    height = y_px + margin["t"] + margin["b"]
+    gap = 0.02 if cols > 1 else 0.0
+    col_w = (1 - gap * (cols - 1)) / cols
+
+    # --- traces, axes and titles ----------------------------------------------------------
+    traces: list[dict[str, Any]] = []
+    layout: dict[str, Any] = {}
+    titles: list[dict[str, Any]] = []
     for p in range(P):
         r, c = divmod(p, cols)
-        fig.add_trace(
-            _heatmap(
-                grid.matrices[p], grid.labels, grid.titles[p], coloraxis="coloraxis", text=text
-            ),
-            row=r + 1,
-            col=c + 1,
+        axis = "" if p == 0 else str(p + 1)
+        picture = pictures and p not in exact
+        name = grid.titles[p]
+        if picture:
+            traces.append(_image_trace(grid.matrices[p], palette, name, axis, zmin=zmin, zmax=zmax))
+        else:
+            traces.append(_heatmap_trace(grid.matrices[p], labels, name, axis, text=text))
+        x0 = c * (col_w + gap)
+        top = 1 - tops[r] / y_px
+        bottom = 1 - (tops[r] + panel) / y_px
+        common = {
+            # a picture's pixels sit at 0 … n-1 on a numeric axis, a heatmap's on categories
+            "type": "linear" if picture else "category",
+            "range": [-0.5, n - 0.5],
+            "automargin": False,
+            "tickfont": {"size": TICK_FONT_PX},
+            "showgrid": False,
+            "zeroline": False,
+            "constrain": "domain",
+        }
+        layout[f"xaxis{axis}"] = {
+            **common,
+            **(ticks if keys_shown(p) and not picture else NO_TICKS),
+            "domain": [x0, x0 + col_w],
+            "anchor": f"y{axis}",
+            "tickangle": angle,
+        }
+        layout[f"yaxis{axis}"] = {
+            **common,
+            **(ticks if show_ticks and c == 0 and not picture else NO_TICKS),
+            "range": [n - 0.5, -0.5],  # query 0 on top, as in a matrix
+            "domain": [max(0.0, bottom), min(1.0, top)],
+            "anchor": f"x{axis}",
+            "scaleanchor": f"x{axis}",  # square cells
+            "constraintoward": "top",  # spare height goes below the panel, not between
+        }
+        if name:
+            titles.append(
+                {
+                    "text": name,
+                    "xref": "paper",
+                    "yref": "paper",
+                    "x": x0 + col_w / 2,
+                    "y": min(1.0, top + 2 / y_px),
+                    "xanchor": "center",
+                    "yanchor": "bottom",
+                    "showarrow": False,
+                    "font": {"size": 13},
+                }
+            )
+    if not any(t["type"] == "heatmap" for t in traces):
+        # pictures only: an empty scatter on the shared colour axis keeps the colour bar
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [None, None],
+                "y": [None, None],
+                "mode": "markers",
+                "marker": {"color": [zmin, zmax], "coloraxis": "coloraxis"},
+                "hoverinfo": "skip",
+                "showlegend": False,
+            }
         )
-    show_ticks = n <= TICKS_MAX
-    fig.update_xaxes(showticklabels=show_ticks, tickangle=-45 if n > 6 else 0, type="category")
-    fig.update_yaxes(showticklabels=show_ticks, autorange="reversed", type="category")
-    # square cells: every y axis is scaled to its own x axis
-    for p in range(P):
-        suffix = "" if p == 0 else str(p + 1)
-        fig.layout[f"yaxis{suffix}"].update(scaleanchor=f"x{suffix}", constrain="domain")
-        fig.layout[f"xaxis{suffix}"].update(constrain="domain")
-    panel = panel_px or (300 if cols >= 3 else 380)
-    fig.update_layout(
+    layout.update(
         coloraxis={
             "colorscale": colorscale,
             "cmin": zmin,
             "cmax": zmax,
             "colorbar": {"title": {"text": colorbar_title}, "thickness": 14},
         },
-        height=rows * panel + 60 + (40 if show_ticks else 0),
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        font={"family": "Noto Sans CJK TC, Noto Sans CJK SC, Noto Sans, sans-serif"},
+        annotations=titles,
+        height=height,
+        margin=margin,
+        font={"family": FONT_FAMILY},
+        showlegend=False,
     )
-    return fig
+    return go.Figure(data=traces, layout=layout)
 
 
 def plot_matrix(
@@ -174,6 +378,6 @@ def plot_matrix(
         title={"text": title},
         height=height or max(220, min(640, 40 + 28 * rows)),
         margin={"l": 10, "r": 10, "t": 60 if title else 30, "b": 10},
-        font={"family": "Noto Sans CJK TC, Noto Sans CJK SC, Noto Sans, sans-serif"},
+        font={"family": FONT_FAMILY},
     )
     return fig

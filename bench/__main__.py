@@ -1,0 +1,175 @@
+"""`python -m bench [section ...] [--quick]`: run the benchmarks, print markdown tables.
+
+With no section names every section runs, in this order: core, server, payload, browser,
+bertviz, pretrained, train. The tables are printed as each section finishes and written,
+with the raw numbers, to bench/results/latest.md and latest.json (git-ignored). A section
+that fails is reported and the others still run; the exit status is then 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gc
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from bench._common import REPO, RESULTS_DIR, Table, dump_json, machine_note
+
+TRAIN_SCRIPT = Path(__file__).resolve().parent / "bench_train.py"
+TRAIN_TIMEOUT_S = 900
+
+
+def _train(*, quick: bool = False) -> tuple[list[Table], dict]:
+    """bench/bench_train.py, run as its own process; it prints its own table."""
+    table = Table("Training (bench/bench_train.py)", [])
+    if not TRAIN_SCRIPT.is_file():
+        table.notes.append("skipped: bench/bench_train.py does not exist yet.")
+        return [table], {"skipped": True}
+    command = [sys.executable, str(TRAIN_SCRIPT)]
+    if quick:
+        command += ["--seeds", "1"]
+    done = subprocess.run(
+        command, cwd=REPO, capture_output=True, text=True, timeout=TRAIN_TIMEOUT_S, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"bench_train.py exited with {done.returncode}: {done.stderr.strip()[-1500:]}"
+        )
+    table.notes.append("output of `python bench/bench_train.py`:\n\n" + done.stdout.strip())
+    return [table], {"stdout": done.stdout}
+
+
+def _sections() -> dict[str, Callable[..., tuple[list[Table], dict]]]:
+    # imported lazily: `python -m bench core` should not import Playwright or bertviz
+    def core(**kw):
+        from bench import core
+
+        return core.run(**kw)
+
+    def server(**kw):
+        from bench import server
+
+        return server.run(**kw)
+
+    def payload(**kw):
+        from bench import server
+
+        return server.run_payload(**kw)
+
+    def browser(**kw):
+        from bench import browser
+
+        return browser.run(**kw)
+
+    def bertviz(**kw):
+        from bench import compare_bertviz
+
+        return compare_bertviz.run(**kw)
+
+    def pretrained(**kw):
+        from bench import pretrained
+
+        return pretrained.run(**kw)
+
+    return {
+        "core": core,
+        "server": server,
+        "payload": payload,
+        "browser": browser,
+        "bertviz": bertviz,
+        "pretrained": pretrained,
+        "train": _train,
+    }
+
+
+def _git_commit() -> str:
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return f"{head}{' + uncommitted changes' if dirty else ''}" if head else "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    sections = _sections()
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument(
+        "sections",
+        nargs="*",
+        metavar="section",
+        help=f"any of: {', '.join(sections)} (default: all)",
+    )
+    parser.add_argument("--quick", action="store_true", help="small grids, few repeats (smoke)")
+    parser.add_argument(
+        "--out", type=Path, default=RESULTS_DIR / "latest.md", help="markdown output file"
+    )
+    parser.add_argument(
+        "--app-repo",
+        type=Path,
+        default=None,
+        help="serve app.py from this checkout in the browser and bertviz sections "
+        "(before/after comparisons against a git worktree)",
+    )
+    args = parser.parse_args(argv)
+    if args.app_repo is not None:
+        from bench import _server
+
+        _server.APP_REPO = args.app_repo.resolve()
+    unknown = [name for name in args.sections if name not in sections]
+    if unknown:
+        parser.error(f"unknown section {', '.join(unknown)}; valid: {', '.join(sections)}")
+    chosen = args.sections or list(sections)
+
+    header = [
+        "# Attention Studio benchmarks",
+        "",
+        f"- {dt.datetime.now().isoformat(timespec='seconds')}, commit {_git_commit()}"
+        + (", --quick" if args.quick else ""),
+        f"- {machine_note()}",
+        *([f"- browser and bertviz sections serve {args.app_repo}"] if args.app_repo else []),
+        "- wall-clock numbers on a loaded machine measure the neighbours too: see the CPU "
+        "columns, and rerun on a quiet machine for the real figures.",
+        "",
+    ]
+    print("\n".join(header), flush=True)
+    out: list[str] = [*header]
+    raw: dict[str, object] = {}
+    failed = []
+    started = time.perf_counter()
+    for name in chosen:
+        t0 = time.perf_counter()
+        try:
+            tables, data = sections[name](quick=args.quick)
+            text = "\n".join(t.markdown() for t in tables)
+            raw[name] = data
+        except Exception as error:
+            failed.append(name)
+            text = f"### {name}\n\n**failed**: {type(error).__name__}: {error}\n"
+            raw[name] = {"error": traceback.format_exc()}
+            traceback.print_exc()
+        text += f"\n_{name}: {time.perf_counter() - t0:.0f} s_\n"
+        print(text, flush=True)
+        out.append(text)
+        gc.collect()
+    footer = f"_total: {time.perf_counter() - started:.0f} s_\n"
+    print(footer)
+    out.append(footer)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(out), encoding="utf-8")
+    dump_json(args.out.with_suffix(".json"), raw)
+    print(f"written: {args.out} and {args.out.with_suffix('.json').name}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

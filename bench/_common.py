@@ -1,0 +1,136 @@
+"""What every benchmark section shares: test sentences, timing, CPU accounting, tables.
+
+Timings are wall-clock medians. On a shared or loaded machine wall time mostly measures
+the neighbours, so sections that run a server or a browser also report the CPU time the
+measured processes used (psutil): that number moves much less with the load and tells
+whether a change made the work itself cheaper.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "REPO",
+    "RESULTS_DIR",
+    "Table",
+    "cpu_seconds",
+    "fmt_ms",
+    "fmt_s",
+    "median",
+    "sentence",
+    "timed",
+]
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+# CJK Unified Ideographs U+4E00..U+9FFF: with the `char` tokenizer each is exactly one token,
+# so n of them make a sentence of n tokens, all distinct (no equal embeddings).
+_CJK_FIRST, _CJK_COUNT = 0x4E00, 20_902
+
+
+def sentence(n: int, *, variant: int = 0) -> str:
+    """A text of exactly `n` tokens under the `char` tokenizer; each `variant` is another
+    text of the same length (so it misses every cache)."""
+    if not 1 <= n <= _CJK_COUNT:
+        raise ValueError(f"n must be between 1 and {_CJK_COUNT}, got {n}")
+    offset = variant * 1009  # a prime step: variants do not repeat for a long while
+    return "".join(chr(_CJK_FIRST + (offset + i) % _CJK_COUNT) for i in range(n))
+
+
+def median(values: Iterable[float]) -> float:
+    """The median, or NaN for no values."""
+    data = list(values)
+    return statistics.median(data) if data else float("nan")
+
+
+def timed(fn: Callable[[], object]) -> float:
+    """Seconds one call of `fn` took (wall clock)."""
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds used so far by every process this benchmark started
+    (the Streamlit server, Playwright's driver, Chromium and its renderers): all the
+    descendants of this process, which itself only waits."""
+    import psutil
+
+    total = 0.0
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            t = proc.cpu_times()
+        except psutil.Error:  # ended between listing and reading
+            continue
+        total += t.user + t.system
+    return total
+
+
+def fmt_s(seconds: float, digits: int = 2) -> str:
+    """Seconds for a table cell ("—" for NaN)."""
+    return "—" if seconds != seconds else f"{seconds:.{digits}f}"
+
+
+def fmt_ms(seconds: float) -> str:
+    """Seconds shown as milliseconds for a table cell."""
+    if seconds != seconds:
+        return "—"
+    ms = seconds * 1000
+    return f"{ms:.2f}" if ms < 10 else f"{ms:.1f}" if ms < 100 else f"{ms:.0f}"
+
+
+@dataclass
+class Table:
+    """A markdown table with a title and notes (what was measured, how, the targets)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, *cells: object) -> None:
+        self.rows.append([str(c) for c in cells])
+
+    def markdown(self) -> str:
+        lines = [f"### {self.title}", ""]
+        if self.rows:
+            lines.append("| " + " | ".join(self.columns) + " |")
+            lines.append("|" + "|".join("---" for _ in self.columns) + "|")
+            lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+            lines.append("")
+        lines += [f"- {note}" for note in self.notes]
+        return "\n".join(lines).rstrip() + "\n"
+
+
+def machine_note() -> str:
+    """One line about the machine and its load, printed above the results."""
+    import platform
+
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {}
+    for name in ("torch", "streamlit", "plotly", "playwright"):
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:
+            versions[name] = "missing"
+    return (
+        f"{platform.machine()}, {os.cpu_count()} CPUs, load average "
+        f"{load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f} (1/5/15 min), Python "
+        f"{platform.python_version()}, " + ", ".join(f"{k} {v}" for k, v in versions.items())
+    )
+
+
+def dump_json(path: Path, data: object) -> None:
+    """Raw numbers next to the markdown, for anyone who wants to compare runs."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False, default=str), encoding="utf-8")

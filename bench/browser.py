@@ -1,0 +1,176 @@
+"""Section 4, browser: what a student waits for in real headless Chromium.
+
+Timed from the browser's side against a real `streamlit run app.py` (bench/_server.py):
+
+* cold start: server process launched → sentence box visible; on that fresh server, page
+  load → sentence box visible and → first heatmaps painted (the first session pays for
+  importing torch and loading jieba's dictionary);
+* per (tokens, heads): page load → box visible and → every heatmap painted, then typed
+  sentence (fill the box, Ctrl+Enter) → every heatmap repainted, median of several new
+  sentences (each a cache miss, as when typing).
+
+"Painted" is defined in bench/_browser.py. Sentences of exactly n tokens use the `char`
+tokenizer; embed_dim 192 lets every head count in the grid divide it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from bench._browser import app_url, chromium, mark_chart, wait_painted
+from bench._common import Table, cpu_seconds, fmt_s, median, sentence
+from bench._server import streamlit_server
+
+__all__ = ["measure_page", "run"]
+
+TOKENS = (8, 32, 128, 512)
+HEADS = (4, 8, 12)
+EMBED_DIM = 192
+TYPED_REPEATS = 3
+COLD_REPEATS = 2
+BOX = '[data-testid="stSidebar"] textarea'
+TIMEOUT_S = 120.0
+
+
+def _settings(n: int, heads: int, variant: int = 0) -> dict[str, object]:
+    return {
+        "text": sentence(n, variant=variant),
+        "tokenizer": "char",
+        "attention": "multi",
+        "embed_dim": EMBED_DIM,
+        "num_heads": heads,
+    }
+
+
+def measure_page(browser: Any, base: str, n: int, heads: int, *, variant: int = 0) -> dict:
+    """One fresh page: load → box visible, load → painted (seconds)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        start = time.perf_counter()
+        page.goto(app_url(base, _settings(n, heads, variant)), wait_until="commit")
+        page.wait_for_selector(BOX, state="visible", timeout=TIMEOUT_S * 1000)
+        visible = time.perf_counter()
+        painted = wait_painted(page, heads, timeout_s=TIMEOUT_S)
+        return {"input": visible - start, "painted": painted - start}
+    finally:
+        page.close()
+
+
+def _typed(browser: Any, server: Any, n: int, heads: int, repeats: int) -> dict:
+    """Page load, then `repeats` typed sentences; medians of wall and CPU seconds."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        start = time.perf_counter()
+        page.goto(app_url(server.url, _settings(n, heads, variant=1)), wait_until="commit")
+        page.wait_for_selector(BOX, state="visible", timeout=TIMEOUT_S * 1000)
+        visible = time.perf_counter()
+        painted = wait_painted(page, heads, timeout_s=TIMEOUT_S)
+        box = page.locator(BOX)
+        walls, cpus = [], []
+        for r in range(repeats):
+            mark_chart(page)
+            box.fill(sentence(n, variant=100 + r))
+            cpu0 = cpu_seconds()
+            t0 = time.perf_counter()
+            box.press("Control+Enter")
+            t1 = wait_painted(page, heads, timeout_s=TIMEOUT_S)
+            cpus.append(cpu_seconds() - cpu0)
+            walls.append(t1 - t0)
+        return {
+            "load_input": visible - start,
+            "load_painted": painted - start,
+            "typed": median(walls),
+            "typed_cpu": median(cpus),
+            "typed_all": walls,
+        }
+    finally:
+        page.close()
+
+
+def _cold(browser: Any, repeats: int) -> list[dict]:
+    """Fresh server each time: start → box; page load → box and → first heatmaps."""
+    results = []
+    for _ in range(repeats):
+        with streamlit_server(wait_healthy=True) as server:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            try:
+                start = time.perf_counter()
+                page.goto(server.url, wait_until="commit")
+                page.wait_for_selector(BOX, state="visible", timeout=TIMEOUT_S * 1000)
+                visible = time.perf_counter()
+                painted = wait_painted(page, 4, timeout_s=TIMEOUT_S)  # default: 4 heads
+                results.append(
+                    {
+                        "healthy": server.healthy - server.launched,
+                        "start_input": visible - server.launched,
+                        "load_input": visible - start,
+                        "load_painted": painted - start,
+                    }
+                )
+            finally:
+                page.close()
+    return results
+
+
+def run(*, quick: bool = False) -> tuple[list[Table], dict]:
+    """Both tables of section 4 and the raw numbers."""
+    tokens = (8, 32) if quick else TOKENS
+    heads_grid = (4, 8) if quick else HEADS
+    repeats = 2 if quick else TYPED_REPEATS
+    raw: dict[str, Any] = {}
+    with chromium() as browser:
+        cold = _cold(browser, 1 if quick else COLD_REPEATS)
+        raw["cold"] = cold
+        grid = {}
+        with streamlit_server() as server:
+            # one throwaway view: imports and jieba's dictionary belong to the cold numbers
+            measure_page(browser, server.url, 8, 4)
+            for n in tokens:
+                for h in heads_grid:
+                    grid[(n, h)] = _typed(browser, server, n, h, repeats)
+        raw["grid"] = {f"{n}x{h}": v for (n, h), v in grid.items()}
+
+    cold_table = Table(
+        "Browser: cold start (fresh server, default sentence, 4 heads)",
+        ["measure", "median s", "target"],
+    )
+    cold_table.add(
+        "server launched → /_stcore/health ok", fmt_s(median(c["healthy"] for c in cold)), ""
+    )
+    cold_table.add(
+        "server launched → sentence box visible", fmt_s(median(c["start_input"] for c in cold)), ""
+    )
+    cold_table.add(
+        "cold page load → sentence box visible",
+        fmt_s(median(c["load_input"] for c in cold)),
+        "<= 1.5",
+    )
+    cold_table.add(
+        "cold page load → first heatmaps painted",
+        fmt_s(median(c["load_painted"] for c in cold)),
+        "<= 3",
+    )
+    cold_table.notes.append(
+        f"{len(cold)} fresh server(s); the first session imports torch and loads jieba."
+    )
+
+    table = Table(
+        "Browser: page load and typing (warm server, char tokenizer, embed_dim 192)",
+        ["tokens", "heads", "load → box s", "load → painted s", "typed → painted s", "typed CPU s"],
+    )
+    for (n, h), v in grid.items():
+        table.add(
+            n,
+            h,
+            fmt_s(v["load_input"]),
+            fmt_s(v["load_painted"]),
+            fmt_s(v["typed"]),
+            fmt_s(v["typed_cpu"]),
+        )
+    table.notes += [
+        f"typed: median of {repeats} new sentences (cache misses); CPU = server + Chromium "
+        "processes, user+system, during the typed update (less sensitive to machine load).",
+        "targets: 32 tokens × 8 heads typed → painted <= 0.3 s; 512 × 12 typed → painted <= 2 s.",
+    ]
+    return [cold_table, table], raw

@@ -1,0 +1,226 @@
+"""Section 5, bertviz: BertViz's head view against this app, same weights, same Chromium.
+
+BertViz 1.4.1's `head_view(attention, tokens, html_action="return")` returns HTML that
+loads require.js, d3 5 and jQuery from cdnjs. Offline, Playwright's request routing
+answers those URLs with the npm packages in bench/node_modules (`npm install --prefix
+bench`, see bench/package.json) and refuses every other request. The attention is this
+project's module's (12 heads, n tokens, char tokenizer), in BertViz's format: a tuple of
+layers, each a (1, H, n, n) torch tensor.
+
+BertViz draws one SVG <line> per (head, query, key): H·n² elements, all in one synchronous
+d3 callback. "Painted" = its `#attention` group holds H head groups (the callback has
+finished) and two animation frames have passed. Each attempt runs in a child process with
+its own Chromium and gets TIMEOUT_S; a page that has not painted by then is reported as
+"failed (timeout)", and the child's whole process group is killed (a renderer busy with
+millions of SVG elements takes minutes to close gracefully, or takes the browser down).
+
+This app's side: page load → every panel painted (bench/browser.py) for the same n and 12
+heads, against a warm server. BertViz's page is static HTML (the weights inlined as JSON),
+so its time is pure browser work; the app's includes the server's analysis.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench._browser import VIEWPORT, chromium
+from bench._common import REPO, Table, fmt_s, median, sentence
+from bench._server import streamlit_server
+from bench.browser import measure_page
+
+__all__ = ["bertviz_html", "run"]
+
+TOKENS = (32, 128, 256, 512)
+HEADS = 12
+EMBED_DIM = 192
+TIMEOUT_S = 60.0
+CHILD_SLACK_S = 60.0  # on top of TIMEOUT_S: Python and Chromium start, the HTML is built
+NODE_MODULES = Path(__file__).resolve().parent / "node_modules"
+PAGE_URL = "http://bertviz.bench.invalid/head_view.html"
+# what bertviz's HTML asks for (head_view.py and head_view.js of bertviz 1.4.1) → local file
+CDN_FILES = {
+    "https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js": (
+        "requirejs/require.js"
+    ),
+    "https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min.js": "d3/dist/d3.min.js",
+    "https://cdnjs.cloudflare.com/ajax/libs/jquery/2.0.0/jquery.min.js": (
+        "jquery/dist/jquery.min.js"
+    ),
+}
+_DONE_JS = """(heads) => {
+  const g = document.querySelector('#attention');
+  return !!g && g.childElementCount === heads;
+}"""
+_FRAMES_JS = """() => { window.__benchFrames = false;
+  requestAnimationFrame(() => requestAnimationFrame(() => { window.__benchFrames = true; })); }"""
+
+
+def _missing_js() -> list[str]:
+    return [rel for rel in CDN_FILES.values() if not (NODE_MODULES / rel).is_file()]
+
+
+def bertviz_html(n: int) -> tuple[str, int]:
+    """BertViz's head view of this project's 12-head attention for n tokens: (html, bytes)."""
+    import torch
+    from bertviz import head_view
+
+    from attention_core.pipeline import analyze
+    from attention_core.settings import Settings
+
+    a = analyze(Settings(text=sentence(n), tokenizer="char", embed_dim=EMBED_DIM, num_heads=HEADS))
+    attention = (torch.from_numpy(a.weights).unsqueeze(0),)  # 1 layer of (1, H, n, n)
+    html = head_view(attention, [t.text for t in a.tokens], html_action="return").data
+    return html, len(html.encode("utf-8"))
+
+
+def _route(html: str):
+    def handle(route: Any) -> None:
+        url = route.request.url
+        if url == PAGE_URL:
+            route.fulfill(body=html, content_type="text/html; charset=utf-8")
+        elif url in CDN_FILES:
+            route.fulfill(path=str(NODE_MODULES / CDN_FILES[url]), content_type="text/javascript")
+        else:
+            route.abort()  # offline: nothing else may be fetched
+
+    return handle
+
+
+def _paint_bertviz(n: int) -> dict[str, Any]:
+    """In this process: BertViz's view of n tokens in a fresh Chromium; seconds from
+    navigation to painted, or the reason it failed."""
+    html, size = bertviz_html(n)
+    print(json.dumps({"html_bytes": size}), flush=True)  # known even if painting hangs
+    with chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.route("**/*", _route(html))
+        start = time.perf_counter()
+        deadline = start + TIMEOUT_S
+        try:
+            page.goto(PAGE_URL, wait_until="commit", timeout=TIMEOUT_S * 1000)
+            left = max(1.0, deadline - time.perf_counter())
+            page.wait_for_function(_DONE_JS, arg=HEADS, polling=100, timeout=left * 1000)
+            page.evaluate(_FRAMES_JS)
+            left = max(1.0, deadline - time.perf_counter())
+            page.wait_for_function(
+                "() => window.__benchFrames === true", polling=50, timeout=left * 1000
+            )
+        except Exception as error:  # Playwright's TimeoutError, or the renderer crashing
+            if errors:
+                return {"status": f"failed (page error: {errors[0][:80]})", "html_bytes": size}
+            timeout = "Timeout" in type(error).__name__ or "Timeout" in str(error)
+            why = "timeout" if timeout else type(error).__name__
+            return {"status": f"failed ({why})", "html_bytes": size}
+        return {"status": "ok", "seconds": time.perf_counter() - start, "html_bytes": size}
+
+
+def _attempt(n: int) -> dict[str, Any]:
+    """`_paint_bertviz(n)` in a child process with a hard deadline.
+
+    A page of 12·512² SVG lines can hang or kill its renderer, and closing it gracefully
+    then takes minutes; the child runs in its own session, so its whole process group
+    (Python, Playwright's driver, Chromium) is killed at the deadline and after it exits.
+    """
+    child = subprocess.Popen(
+        [sys.executable, "-m", "bench.compare_bertviz", str(n)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    timed_out = False
+    try:
+        out, _ = child.communicate(timeout=TIMEOUT_S + CHILD_SLACK_S)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(child.pid)
+        out, _ = child.communicate()
+    finally:
+        _kill_group(child.pid)  # whatever the child left running (Chromium's processes)
+        child.wait()
+    result: dict[str, Any] = {}
+    for line in out.splitlines():
+        if line.startswith("{"):
+            result.update(json.loads(line))
+    if timed_out:
+        result["status"] = "failed (timeout)"
+    result.setdefault("status", f"failed (exit {child.returncode})")
+    return result
+
+
+def _kill_group(pgid: int) -> None:
+    """SIGKILL the process group of a child this benchmark started in its own session."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run(*, quick: bool = False) -> tuple[list[Table], dict]:
+    table = Table(
+        f"BertViz head view vs this app (same {HEADS}-head weights, same Chromium)",
+        ["tokens", "BertViz HTML MB", "BertViz painted s", "app load → painted s", "ratio"],
+    )
+    missing = _missing_js()
+    if missing:
+        table.notes.append(
+            "skipped: BertViz's JavaScript is not installed (missing "
+            + ", ".join(missing)
+            + "); run `npm install --prefix bench`."
+        )
+        return [table], {"skipped": missing}
+    tokens = (32, 128) if quick else TOKENS
+    repeats = 1 if quick else 2
+    raw: dict[str, Any] = {}
+    failed_at: int | None = None
+    with chromium() as browser, streamlit_server() as server:
+        measure_page(browser, server.url, 8, 4)  # imports and jieba belong to no one here
+        for n in tokens:
+            ours = [
+                measure_page(browser, server.url, n, HEADS, variant=200 + r)["painted"]
+                for r in range(repeats)
+            ]
+            theirs: list[float] = []
+            status = f"not tried (failed at {failed_at})" if failed_at else "ok"
+            html_bytes = None
+            for _ in range(0 if failed_at else (1 if n >= 512 else repeats)):
+                result = _attempt(n)
+                status = result["status"]
+                html_bytes = result.get("html_bytes", html_bytes)
+                if "seconds" not in result:
+                    failed_at = n  # larger views would only fail slower
+                    break
+                theirs.append(result["seconds"])
+            raw[str(n)] = {"bertviz": theirs, "status": status, "app": ours, "html": html_bytes}
+            bv = median(theirs) if theirs else None
+            app = median(ours)
+            table.add(
+                n,
+                f"{html_bytes / 1e6:.1f}" if html_bytes else "—",
+                fmt_s(bv) if bv is not None else status,
+                fmt_s(app),
+                f"{bv / app:.1f}" if bv is not None else "—",
+            )
+    table.notes += [
+        f"medians of {repeats} page loads each (BertViz once at 512); BertViz gets "
+        f"{TIMEOUT_S:.0f} s per attempt, each in a fresh Chromium, and larger views are not "
+        "tried after a failure.",
+        "ratio = BertViz time / app time (> 1: the app paints faster). BertViz draws one SVG "
+        f"line per head, query and key ({HEADS}·n² elements); the app draws one image per head.",
+    ]
+    return [table], raw
+
+
+if __name__ == "__main__":  # the child process of `_attempt`
+    print(json.dumps(_paint_bertviz(int(sys.argv[1]))), flush=True)
+    os._exit(0)  # leave at once: the parent kills what is left of this process group

@@ -1,0 +1,283 @@
+"""attention_core/figures/heads.py: the data behind the head grid, checked against its inputs.
+
+References: the input weights themselves (z must equal them bit for bit), the pipeline's
+`index:token` labels, Plotly's own colour-scale sampling (`plotly.colors.sample_colorscale`)
+for the picture panels, and Pillow's PNG decoder for the hand-written PNGs.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+
+import numpy as np
+import plotly.colors
+import plotly.graph_objects as go
+import pytest
+from PIL import Image
+
+from attention_core.figures.heads import (
+    CELL_TEXT_MAX,
+    IMAGE_CELLS,
+    TICKS_MAX,
+    HeadGrid,
+    colour_indices,
+    head_grid,
+    palette_png,
+    plot_heads,
+    plot_matrix,
+)
+from attention_core.pipeline import token_labels
+
+
+def _softmax_weights(heads: int, n: int, *, seed: int = 0) -> np.ndarray:
+    """(H, n, n) float32 rows that sum to 1, peaked like real attention."""
+    rng = np.random.default_rng(seed)
+    scores = rng.normal(scale=3.0, size=(heads, n, n))
+    e = np.exp(scores - scores.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)).astype(np.float32)
+
+
+def _labels(n: int) -> list[str]:
+    return token_labels([f"t{i % 5}" for i in range(n)])  # repeated tokens, distinct labels
+
+
+def _decode(array: object) -> np.ndarray:
+    assert isinstance(array, dict), "numpy arrays must travel as base64 typed arrays"
+    flat = np.frombuffer(base64.b64decode(array["bdata"]), dtype=np.dtype(array["dtype"]))
+    return flat.reshape([int(s) for s in str(array["shape"]).split(",")])
+
+
+def _spec(fig: go.Figure) -> dict:
+    return json.loads(fig.to_json())
+
+
+def _axes(layout: dict, letter: str) -> dict[int, dict]:
+    """Panel number (0-based) → its x or y axis."""
+    found = {}
+    for key, value in layout.items():
+        m = re.fullmatch(rf"{letter}axis(\d*)", key)
+        if m:
+            found[int(m.group(1) or 1) - 1] = value
+    return found
+
+
+# --- head_grid ---------------------------------------------------------------------------------
+
+
+def test_head_grid_picks_heads_and_appends_their_mean():
+    w = _softmax_weights(4, 5)
+    grid = head_grid(w, _labels(5), head_title="h{i}", mean_title="mean", heads=[1, 3])
+    assert grid.titles == ["h1", "h3", "mean"]
+    np.testing.assert_array_equal(grid.matrices[:2], w[[1, 3]])
+    np.testing.assert_allclose(grid.matrices[2], (w[1] + w[3]) / 2, rtol=1e-6)
+    assert grid.matrices.dtype == np.float32
+
+
+def test_head_grid_accepts_one_matrix_and_skips_mean_of_one():
+    w = _softmax_weights(1, 3)[0]
+    grid = head_grid(w, _labels(3), mean_title="mean")
+    assert grid.matrices.shape == (1, 3, 3) and grid.titles == ["head 0"]
+
+
+# --- plot_heads: heatmap panels ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("heads", "n"), [(1, 1), (2, 4), (4, 12), (8, 13), (12, 32), (5, 49)])
+def test_z_equals_weights_and_labels_are_index_token(heads, n):
+    w = _softmax_weights(heads, n, seed=heads)
+    labels = _labels(n)
+    spec = _spec(plot_heads(head_grid(w, labels)))
+    traces = [t for t in spec["data"] if t["type"] == "heatmap"]
+    assert len(traces) == heads
+    for h, trace in enumerate(traces):
+        z = _decode(trace["z"])
+        assert z.dtype == np.float32
+        np.testing.assert_array_equal(z, w[h])  # exact, not approximately
+        assert trace["x"] == trace["y"] == labels
+        assert trace["hovertemplate"].startswith("%{y} → %{x}: %{z:.3f}")
+        assert trace["name"] == f"head {h}"
+
+
+def test_one_shared_colour_axis_zero_to_one_and_one_colour_bar():
+    spec = _spec(plot_heads(head_grid(_softmax_weights(6, 10), _labels(10))))
+    assert all(t["coloraxis"] == "coloraxis" for t in spec["data"])
+    assert not any("colorbar" in t or t.get("showscale") for t in spec["data"])
+    coloraxes = [k for k in spec["layout"] if k.startswith("coloraxis")]
+    assert coloraxes == ["coloraxis"]
+    axis = spec["layout"]["coloraxis"]
+    assert (axis["cmin"], axis["cmax"]) == (0, 1)
+    assert "colorbar" in axis
+
+
+def test_square_cells_every_y_axis_scaled_to_its_x_axis():
+    P = 7
+    spec = _spec(plot_heads(head_grid(_softmax_weights(P, 20), _labels(20))))
+    xs, ys = _axes(spec["layout"], "x"), _axes(spec["layout"], "y")
+    assert sorted(xs) == sorted(ys) == list(range(P))
+    for p in range(P):
+        suffix = "" if p == 0 else str(p + 1)
+        assert ys[p]["scaleanchor"] == f"x{suffix}"
+        assert spec["data"][p]["xaxis"] == f"x{suffix}" and spec["data"][p]["yaxis"] == f"y{suffix}"
+        assert ys[p]["range"][0] > ys[p]["range"][1]  # reversed: query 0 on top
+        assert xs[p]["automargin"] is False and ys[p]["automargin"] is False
+
+
+@pytest.mark.parametrize("n", [1, CELL_TEXT_MAX, CELL_TEXT_MAX + 1])
+def test_cell_text_only_up_to_cell_text_max_tokens(n):
+    spec = _spec(plot_heads(head_grid(_softmax_weights(2, n), _labels(n))))
+    for trace in spec["data"]:
+        assert ("texttemplate" in trace) == (n <= CELL_TEXT_MAX)
+        assert (trace["xgap"] > 0) == (n <= CELL_TEXT_MAX)
+
+
+def test_labels_on_outer_axes_only():
+    P, n, cols = 6, 20, 4  # two rows: 4 panels, then 2
+    spec = _spec(plot_heads(head_grid(_softmax_weights(P, n), _labels(n)), cols=cols))
+    xs, ys = _axes(spec["layout"], "x"), _axes(spec["layout"], "y")
+    # keys under the lowest panel of each column: 4, 5 (row 2) and 2, 3 (row 1, nothing below)
+    assert {p for p in xs if xs[p]["showticklabels"]} == {2, 3, 4, 5}
+    assert {p for p in ys if ys[p]["showticklabels"]} == {0, 4}  # queries left of column 0
+
+
+def test_no_tick_labels_beyond_ticks_max():
+    n = TICKS_MAX + 1
+    spec = _spec(plot_heads(head_grid(_softmax_weights(2, n), _labels(n))))
+    axes = [*_axes(spec["layout"], "x").values(), *_axes(spec["layout"], "y").values()]
+    assert not any(a["showticklabels"] for a in axes)
+
+
+def test_long_labels_are_cut_on_the_axis_but_whole_in_hover():
+    labels = token_labels(["supercalifragilistic", "短"])
+    spec = _spec(plot_heads(head_grid(_softmax_weights(1, 2), labels)))
+    x = spec["layout"]["xaxis"]
+    assert x["tickvals"] == labels
+    assert x["ticktext"] == ["0:supercali…", "1:短"]
+    assert spec["data"][0]["x"] == labels
+
+
+def test_titles_are_one_annotation_per_panel():
+    grid = head_grid(_softmax_weights(3, 4), _labels(4), mean_title="all heads")
+    spec = _spec(plot_heads(grid))
+    assert [a["text"] for a in spec["layout"]["annotations"]] == [
+        "head 0",
+        "head 1",
+        "head 2",
+        "all heads",
+    ]
+
+
+@pytest.mark.parametrize(
+    "grid",
+    [
+        HeadGrid(np.zeros((0, 3, 3), np.float32), [], ["0:a", "1:b", "2:c"]),
+        HeadGrid(np.zeros((2, 0, 0), np.float32), ["head 0", "head 1"], []),
+        head_grid(np.zeros((0, 0, 0), np.float32), []),
+    ],
+)
+def test_empty_input_gives_an_empty_figure(grid):
+    fig = plot_heads(grid)
+    assert isinstance(fig, go.Figure)
+    assert not fig.data
+
+
+def test_heatmap_payload_is_float32_base64_not_json_numbers():
+    H, n = 2, 512  # the largest all-heatmap grid at 512 tokens (n² × H = IMAGE_CELLS)
+    assert n * n * H <= IMAGE_CELLS
+    w = _softmax_weights(H, n)
+    text = plot_heads(head_grid(w, _labels(n))).to_json()
+    raw = w.nbytes
+    spec = json.loads(text)
+    bdata = sum(len(t["z"]["bdata"]) for t in spec["data"])
+    assert bdata == 4 * ((raw // H + 2) // 3) * H  # exactly base64 of the float32 bytes
+    # Plotly's to_json escapes "/" as "\u002f" (about 1.2 % of base64 characters), so the
+    # floor is ≈ 1.41 x raw; JSON numbers would be ≈ 2.8 x (10+ characters per weight).
+    escapes = text.count("\\u002f")
+    assert len(text) - 5 * escapes <= 1.4 * raw
+    assert len(text) <= 1.45 * raw
+
+
+# --- plot_heads: picture panels for large grids --------------------------------------------------
+
+
+def test_large_grid_sends_pictures_and_keeps_one_exact_heatmap():
+    H, n = 12, 512
+    w = _softmax_weights(H, n, seed=1)
+    fig = plot_heads(head_grid(w, _labels(n)))
+    text = fig.to_json()
+    assert len(text) <= 1.4 * w.nbytes  # the brief's bound; in fact far below it
+    assert len(text) <= 0.4 * w.nbytes
+    spec = json.loads(text)
+    kinds = [t["type"] for t in spec["data"]]
+    assert kinds == ["heatmap"] + ["image"] * (H - 1)
+    np.testing.assert_array_equal(_decode(spec["data"][0]["z"]), w[0])
+    assert spec["data"][0]["x"] == _labels(n)
+    ys = _axes(spec["layout"], "y")
+    assert all(ys[p]["scaleanchor"] == ("x" if p == 0 else f"x{p + 1}") for p in range(H))
+
+
+def test_picture_pixels_are_the_colour_scale_at_each_weight():
+    H, n = 5, 512
+    w = _softmax_weights(H, n, seed=2)
+    w[1, 0, :4] = [0.0, 1.0, 0.5, np.float32(1 / 3)]  # exact stops and a midpoint
+    spec = _spec(plot_heads(head_grid(w, _labels(n)), exact=()))
+    images = [t for t in spec["data"] if t["type"] == "image"]
+    assert len(images) == H
+    reference = plotly.colors.sample_colorscale("Blues", list(np.linspace(0, 1, 256)))
+    expected_palette = np.array([plotly.colors.unlabel_rgb(c) for c in reference])  # (256, 3)
+    for h, trace in enumerate(images):
+        head, data = trace["source"].split(",", 1)
+        assert head == "data:image/png;base64"
+        with Image.open(io.BytesIO(base64.b64decode(data))) as png:
+            assert png.mode == "P" and png.size == (n, n)
+            pixels = np.asarray(png)  # (n, n) palette indices
+            palette = np.array(png.getpalette()[: 256 * 3]).reshape(256, 3)
+        np.testing.assert_array_equal(pixels, np.clip(np.rint(w[h] * 255), 0, 255))
+        np.testing.assert_allclose(palette, expected_palette, atol=1)  # Plotly's colours
+        assert trace["hovertemplate"].startswith("%{y} → %{x}")
+    # no heatmap left: an invisible scatter carries the one shared colour bar
+    carriers = [t for t in spec["data"] if t["type"] == "scatter"]
+    assert len(carriers) == 1 and carriers[0]["marker"]["coloraxis"] == "coloraxis"
+    assert [k for k in spec["layout"] if k.startswith("coloraxis")] == ["coloraxis"]
+
+
+def test_exact_panels_are_chosen_by_the_caller():
+    H, n = 6, 512
+    w = _softmax_weights(H, n, seed=3)
+    spec = _spec(plot_heads(head_grid(w, _labels(n)), exact=(2, 5)))
+    assert [t["type"] for t in spec["data"]] == ["image", "image", "heatmap"] * 2
+    np.testing.assert_array_equal(_decode(spec["data"][5]["z"]), w[5])
+
+
+def test_colour_indices_clip_and_scale():
+    m = np.array([[-1.0, 0.0, 0.25], [0.5, 1.0, 2.0]], dtype=np.float32)
+    np.testing.assert_array_equal(colour_indices(m, 0.0, 1.0), [[0, 0, 64], [128, 255, 255]])
+    np.testing.assert_array_equal(colour_indices(m, -1.0, 1.0)[0], [0, 128, 159])
+    assert colour_indices(np.array([[np.nan]]), 0.0, 1.0)[0, 0] == 0
+
+
+def test_palette_png_round_trips_through_pillow():
+    rng = np.random.default_rng(4)
+    idx = rng.integers(0, 256, size=(7, 13), dtype=np.uint8)
+    palette = rng.integers(0, 256, size=(256, 3), dtype=np.uint8)
+    with Image.open(io.BytesIO(palette_png(idx, palette))) as png:
+        png.load()  # checks every chunk's CRC and the zlib stream
+        np.testing.assert_array_equal(np.asarray(png), idx)
+        np.testing.assert_array_equal(
+            np.array(png.getpalette()[: 256 * 3]).reshape(256, 3), palette
+        )
+
+
+# --- plot_matrix ---------------------------------------------------------------------------------
+
+
+def test_plot_matrix_keeps_values_and_labels():
+    m = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
+    spec = _spec(plot_matrix(m, ["q0", "q1"], ["k0", "k1", "k2"], title="scores"))
+    (trace,) = spec["data"]
+    np.testing.assert_array_equal(_decode(trace["z"]), m)
+    assert trace["y"] == ["q0", "q1"] and trace["x"] == ["k0", "k1", "k2"]
+    assert trace["zmid"] == 0 and "texttemplate" in trace
+    assert not plot_matrix(np.zeros((0, 3)), [], []).data
