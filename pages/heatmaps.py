@@ -7,7 +7,7 @@ from functools import partial
 import streamlit as st
 
 from attention_core.export import download_name, matrices_csv, matrices_json
-from attention_core.figures.heads import CELL_TEXT_MAX, head_grid, plot_heads
+from attention_core.figures.heads import CELL_TEXT_MAX, IMAGE_CELLS, head_grid, plot_heads
 from attention_core.stats import head_stats
 from pages.common import (
     analysis_or_stop,
@@ -62,11 +62,20 @@ st.caption(
         scale=head_dim**0.5,
     )
 )
-if n > CELL_TEXT_MAX * 4:
+exact = 0
+if grid.matrices.size > IMAGE_CELLS:  # heads beyond one are sent as colour-mapped pictures
+    st.caption(tr("image_view_note", n=n))
+    exact = st.selectbox(
+        tr("exact_head_label"),
+        range(len(grid.titles)),
+        format_func=grid.titles.__getitem__,
+        key="exact_head",
+    )
+elif n > CELL_TEXT_MAX * 4:
     st.caption(tr("large_view_note", n=n))
 png_name = download_name(settings.text, "png").removesuffix(".png")
 st.plotly_chart(
-    plot_heads(grid, colorbar_title=tr("weight_label")),
+    plot_heads(grid, colorbar_title=tr("weight_label"), exact=(exact,)),
     key="heads_chart",
     config={"toImageButtonOptions": {"filename": png_name, "scale": 2}, "displaylogo": False},
 )

@@ -119,3 +119,13 @@ def test_entry_guard_keeps_sidebar_and_settings_in_legacy_pages_mode():
     assert not at.exception
     assert at.sidebar.text_area(key="text").value == "中和有一個永和路"
     assert len(heatmaps(at)) == 2
+
+
+def test_large_grid_sends_pictures_but_one_chosen_head_exact():
+    at = run_app({"text": "字" * 600, "tokenizer": "char", "embed_dim": "8", "num_heads": "4"})
+    assert not at.exception
+    assert len(heatmaps(at)) == 1  # the other three heads are images
+    at.selectbox(key="exact_head").set_value(2).run()
+    (trace,) = heatmaps(at)
+    assert trace["name"].endswith("2")
+    assert decode(trace["z"]).shape == (512, 512)
