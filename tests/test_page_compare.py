@@ -4,7 +4,6 @@ differ are reported instead of subtracted, and both languages render. Offline.""
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import apptest_helpers
 import numpy as np
 import pytest
+from apptest_helpers import decode
 from streamlit.testing.v1 import AppTest
 
 from attention_core.pipeline import analyze
@@ -50,12 +50,6 @@ def chart(at: AppTest, key: str) -> dict:
 
 def has_chart(at: AppTest, key: str) -> bool:
     return any(c.proto.id.endswith("-" + key) for c in at.get("plotly_chart"))
-
-
-def decode(value: dict) -> np.ndarray:
-    flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-    shape = value.get("shape")  # absent for 1-D arrays
-    return flat.reshape([int(s) for s in shape.split(",")]) if shape else flat
 
 
 def texts(elements) -> str:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from dataclasses import replace
@@ -11,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from apptest_helpers import decode
 from streamlit.testing.v1 import AppTest
 
 from attention_core.i18n import t
@@ -33,13 +33,6 @@ def open_page(params: dict[str, str] | None = None, **state: object) -> AppTest:
     at.run()
     assert not at.exception
     return at
-
-
-def decode(array: Any) -> np.ndarray:
-    if isinstance(array, dict) and "bdata" in array:
-        flat = np.frombuffer(base64.b64decode(array["bdata"]), dtype=np.dtype(array["dtype"]))
-        return flat.reshape([int(s) for s in str(array["shape"]).split(",")])
-    return np.asarray(array, dtype=float)
 
 
 def charts(at: AppTest) -> dict[str, dict[str, Any]]:

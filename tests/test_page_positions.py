@@ -3,13 +3,13 @@ pipeline's matrix without positions, and not with them; the shuffle button moves
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 from typing import Any
 
 import numpy as np
 import pytest
+from apptest_helpers import decode
 from streamlit.testing.v1 import AppTest
 
 from attention_core.i18n import t
@@ -32,13 +32,6 @@ def open_page(params: dict[str, str] | None = None, **state: object) -> AppTest:
     at.run()
     assert not at.exception
     return at
-
-
-def decode(array: Any) -> np.ndarray:
-    if isinstance(array, dict) and "bdata" in array:
-        flat = np.frombuffer(base64.b64decode(array["bdata"]), dtype=np.dtype(array["dtype"]))
-        return flat.reshape([int(s) for s in str(array["shape"]).split(",")])
-    return np.asarray(array, dtype=float)
 
 
 def charts(at: AppTest) -> dict[str, dict[str, Any]]:

@@ -9,7 +9,6 @@ as when the package is absent, and the page's model cache is cleared so it must 
 
 from __future__ import annotations
 
-import base64
 import json
 import sys
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from apptest_helpers import decode
 from streamlit.testing.v1 import AppTest
 
 from attention_core.compare import untrained_attention
@@ -78,12 +78,6 @@ def chart(at: AppTest, key: str) -> dict:
     found = [c for c in at.get("plotly_chart") if c.proto.id.endswith("-" + key)]
     assert found, f"no chart {key!r}; charts: {[c.proto.id for c in at.get('plotly_chart')]}"
     return json.loads(found[0].proto.spec)
-
-
-def decode(value: dict) -> np.ndarray:
-    flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-    shape = value.get("shape")  # absent for 1-D arrays
-    return flat.reshape([int(s) for s in shape.split(",")]) if shape else flat
 
 
 def texts(elements) -> str:
