@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import statistics
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 __all__ = [
@@ -21,11 +22,12 @@ __all__ = [
     "RESULTS_DIR",
     "Table",
     "cpu_seconds",
+    "dump_json",
     "fmt_ms",
     "fmt_s",
+    "machine_note",
     "median",
     "sentence",
-    "timed",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
@@ -49,13 +51,6 @@ def median(values: Iterable[float]) -> float:
     """The median, or NaN for no values."""
     data = list(values)
     return statistics.median(data) if data else float("nan")
-
-
-def timed(fn: Callable[[], object]) -> float:
-    """Seconds one call of `fn` took (wall clock)."""
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def cpu_seconds() -> float:
@@ -112,11 +107,7 @@ class Table:
 
 def machine_note() -> str:
     """One line about the machine and its load, printed above the results."""
-    import platform
-
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
-    from importlib.metadata import PackageNotFoundError, version
-
     versions = {}
     for name in ("torch", "streamlit", "plotly", "playwright"):
         try:

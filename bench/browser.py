@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bench._browser import app_url, chromium, mark_chart, wait_painted
+from bench._browser import VIEWPORT, app_url, chromium, mark_chart, wait_painted
 from bench._common import Table, cpu_seconds, fmt_s, median, sentence
 from bench._server import streamlit_server
 
@@ -45,7 +45,7 @@ def _settings(n: int, heads: int, variant: int = 0) -> dict[str, object]:
 
 def measure_page(browser: Any, base: str, n: int, heads: int, *, variant: int = 0) -> dict:
     """One fresh page: load → box visible, load → painted (seconds)."""
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = browser.new_page(viewport=VIEWPORT)
     try:
         start = time.perf_counter()
         page.goto(app_url(base, _settings(n, heads, variant)), wait_until="commit")
@@ -59,7 +59,7 @@ def measure_page(browser: Any, base: str, n: int, heads: int, *, variant: int = 
 
 def _typed(browser: Any, server: Any, n: int, heads: int, repeats: int) -> dict:
     """Page load, then `repeats` typed sentences; medians of wall and CPU seconds."""
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = browser.new_page(viewport=VIEWPORT)
     try:
         start = time.perf_counter()
         page.goto(app_url(server.url, _settings(n, heads, variant=1)), wait_until="commit")
@@ -89,17 +89,20 @@ def _typed(browser: Any, server: Any, n: int, heads: int, repeats: int) -> dict:
 
 
 def _cold(browser: Any, repeats: int) -> list[dict]:
-    """Fresh server each time: start → box; page load → box and → first heatmaps."""
+    """Fresh server each time: start → box; page load of the bare URL (the default
+    sentence and settings) → box and → first heatmaps."""
+    from attention_core.settings import Settings
+
     results = []
     for _ in range(repeats):
         with streamlit_server(wait_healthy=True) as server:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page = browser.new_page(viewport=VIEWPORT)
             try:
                 start = time.perf_counter()
                 page.goto(server.url, wait_until="commit")
                 page.wait_for_selector(BOX, state="visible", timeout=TIMEOUT_S * 1000)
                 visible = time.perf_counter()
-                painted = wait_painted(page, 4, timeout_s=TIMEOUT_S)  # default: 4 heads
+                painted = wait_painted(page, Settings().heads, timeout_s=TIMEOUT_S)
                 results.append(
                     {
                         "healthy": server.healthy - server.launched,
@@ -132,7 +135,7 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
         raw["grid"] = {f"{n}x{h}": v for (n, h), v in grid.items()}
 
     cold_table = Table(
-        "Browser: cold start (fresh server, default sentence, 4 heads)",
+        "Browser: cold start (fresh server, the bare URL: default sentence and settings)",
         ["measure", "median s", "target"],
     )
     cold_table.add(

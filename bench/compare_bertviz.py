@@ -11,8 +11,8 @@ BertViz draws one SVG <line> per (head, query, key): H·n² elements, all in one
 d3 callback. "Painted" = its `#attention` group holds H head groups (the callback has
 finished) and two animation frames have passed. Each attempt runs in a child process with
 its own Chromium and gets TIMEOUT_S; a page that has not painted by then is reported as
-"failed (timeout)", and the child's whole process group is killed (a renderer busy with
-millions of SVG elements takes minutes to close gracefully, or takes the browser down).
+"failed (timeout)", and the child and everything it started are killed (a renderer busy
+with millions of SVG elements takes minutes to close gracefully, or takes the browser down).
 
 This app's side: page load → every panel painted (bench/browser.py) for the same n and 12
 heads, against a warm server. BertViz's page is static HTML (the weights inlined as JSON),
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -93,9 +92,13 @@ def _route(html: str):
     return handle
 
 
-def _paint_bertviz(n: int) -> dict[str, Any]:
-    """In this process: BertViz's view of n tokens in a fresh Chromium; seconds from
-    navigation to painted, or the reason it failed."""
+def _paint_bertviz(n: int) -> None:
+    """The child process of `_attempt`: BertViz's view of n tokens in a fresh Chromium.
+
+    Prints JSON lines (the HTML size first, then the status and the seconds from
+    navigation to painted) and leaves at once with os._exit, without closing the browser:
+    closing a renderer that is still busy can take minutes; the parent kills what is left.
+    """
     html, size = bertviz_html(n)
     print(json.dumps({"html_bytes": size}), flush=True)  # known even if painting hangs
     with chromium() as browser:
@@ -105,6 +108,7 @@ def _paint_bertviz(n: int) -> dict[str, Any]:
         page.route("**/*", _route(html))
         start = time.perf_counter()
         deadline = start + TIMEOUT_S
+        result: dict[str, Any] = {"status": "ok"}
         try:
             page.goto(PAGE_URL, wait_until="commit", timeout=TIMEOUT_S * 1000)
             left = max(1.0, deadline - time.perf_counter())
@@ -114,21 +118,23 @@ def _paint_bertviz(n: int) -> dict[str, Any]:
             page.wait_for_function(
                 "() => window.__benchFrames === true", polling=50, timeout=left * 1000
             )
+            result["seconds"] = time.perf_counter() - start
         except Exception as error:  # Playwright's TimeoutError, or the renderer crashing
-            if errors:
-                return {"status": f"failed (page error: {errors[0][:80]})", "html_bytes": size}
             timeout = "Timeout" in type(error).__name__ or "Timeout" in str(error)
             why = "timeout" if timeout else type(error).__name__
-            return {"status": f"failed ({why})", "html_bytes": size}
-        return {"status": "ok", "seconds": time.perf_counter() - start, "html_bytes": size}
+            result["status"] = (
+                f"failed (page error: {errors[0][:80]})" if errors else f"failed ({why})"
+            )
+        print(json.dumps(result), flush=True)
+        os._exit(0)
 
 
 def _attempt(n: int) -> dict[str, Any]:
     """`_paint_bertviz(n)` in a child process with a hard deadline.
 
     A page of 12·512² SVG lines can hang or kill its renderer, and closing it gracefully
-    then takes minutes; the child runs in its own session, so its whole process group
-    (Python, Playwright's driver, Chromium) is killed at the deadline and after it exits.
+    then takes minutes; so the child (Python, Playwright's driver, Chromium) is killed at
+    the deadline, and whatever it left running is killed when it exits.
     """
     child = subprocess.Popen(
         [sys.executable, "-m", "bench.compare_bertviz", str(n)],
@@ -136,17 +142,16 @@ def _attempt(n: int) -> dict[str, Any]:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        start_new_session=True,
     )
     timed_out = False
     try:
         out, _ = child.communicate(timeout=TIMEOUT_S + CHILD_SLACK_S)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill_group(child.pid)
+        _kill_tree(child.pid)
         out, _ = child.communicate()
     finally:
-        _kill_group(child.pid)  # whatever the child left running (Chromium's processes)
+        _kill_tree(child.pid)  # whatever the child left running (Chromium's processes)
         child.wait()
     result: dict[str, Any] = {}
     for line in out.splitlines():
@@ -158,12 +163,24 @@ def _attempt(n: int) -> dict[str, Any]:
     return result
 
 
-def _kill_group(pgid: int) -> None:
-    """SIGKILL the process group of a child this benchmark started in its own session."""
+def _kill_tree(pid: int) -> None:
+    """SIGKILL a child this benchmark started and all its descendants, by process id.
+
+    Not by process group: Playwright starts Chromium detached, in a group of its own.
+    The descendants are listed first, while they are still linked to the child.
+    """
+    import psutil
+
     try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+        root = psutil.Process(pid)
+        procs = [*root.children(recursive=True), root]
+    except psutil.NoSuchProcess:
+        return
+    for proc in procs:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
 
 
 def run(*, quick: bool = False) -> tuple[list[Table], dict]:
@@ -222,5 +239,4 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
 
 
 if __name__ == "__main__":  # the child process of `_attempt`
-    print(json.dumps(_paint_bertviz(int(sys.argv[1]))), flush=True)
-    os._exit(0)  # leave at once: the parent kills what is left of this process group
+    _paint_bertviz(int(sys.argv[1]))
