@@ -71,6 +71,22 @@ _MARK_JS = """(chart) => {
 
 _FRAMES_JS = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
+# what the page shows when waiting failed: for the error message
+_STATE_JS = """(chart) => {
+  const gd = document.querySelectorAll('.js-plotly-plot')[chart];
+  const app = document.querySelector('[data-testid="stApp"]');
+  const shown = '[data-testid="stAlert"], [data-testid="stException"]';
+  const alerts = [...document.querySelectorAll(shown)];
+  return {
+    script: app ? app.getAttribute('data-test-script-state') : null,
+    charts: document.querySelectorAll('.js-plotly-plot').length,
+    traces: gd && gd._fullData ? gd._fullData.map((t) => t.type) : null,
+    images: gd ? gd.querySelectorAll('g.hm image, g.im image').length : 0,
+    fresh: !!(gd && gd.data && gd.data[0] !== window.__benchOld),
+    alerts: alerts.map((a) => a.innerText.slice(0, 120)),
+  };
+}"""
+
 
 @contextmanager
 def chromium() -> Iterator[Any]:

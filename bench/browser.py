@@ -131,7 +131,10 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
             measure_page(browser, server.url, 8, 4)
             for n in tokens:
                 for h in heads_grid:
-                    grid[(n, h)] = _typed(browser, server, n, h, repeats)
+                    try:
+                        grid[(n, h)] = _typed(browser, server, n, h, repeats)
+                    except Exception as error:  # one view failing must not hide the others
+                        grid[(n, h)] = {"error": f"{type(error).__name__}: {error}"}
         raw["grid"] = {f"{n}x{h}": v for (n, h), v in grid.items()}
 
     cold_table = Table(
@@ -163,6 +166,10 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
         ["tokens", "heads", "load → box s", "load → painted s", "typed → painted s", "typed CPU s"],
     )
     for (n, h), v in grid.items():
+        if "error" in v:
+            table.add(n, h, "failed", "—", "—", "—")
+            table.notes.append(f"{n} × {h} failed: {v['error'][:300]}")
+            continue
         table.add(
             n,
             h,

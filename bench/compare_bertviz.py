@@ -133,26 +133,46 @@ def _attempt(n: int) -> dict[str, Any]:
     """`_paint_bertviz(n)` in a child process with a hard deadline.
 
     A page of 12·512² SVG lines can hang or kill its renderer, and closing it gracefully
-    then takes minutes; so the child (Python, Playwright's driver, Chromium) is killed at
-    the deadline, and whatever it left running is killed when it exits.
+    then takes minutes. So the child leaves without closing its browser, or is killed at
+    the deadline, and every process it started (Playwright's driver, Chromium, which runs
+    detached in a process group of its own) is killed by process id: they are recorded
+    while the child runs, with their start times so that a reused id is never touched.
     """
+    import psutil
+
     child = subprocess.Popen(
         [sys.executable, "-m", "bench.compare_bertviz", str(n)],
         cwd=REPO,
-        stdout=subprocess.PIPE,
+        stdout=subprocess.PIPE,  # a few short JSON lines: the pipe never fills
         stderr=subprocess.DEVNULL,
         text=True,
     )
-    timed_out = False
-    try:
-        out, _ = child.communicate(timeout=TIMEOUT_S + CHILD_SLACK_S)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_tree(child.pid)
-        out, _ = child.communicate()
-    finally:
-        _kill_tree(child.pid)  # whatever the child left running (Chromium's processes)
-        child.wait()
+    started: dict[int, float] = {}  # pid → create_time of every descendant seen
+
+    def record() -> None:
+        try:
+            for proc in psutil.Process(child.pid).children(recursive=True):
+                started.setdefault(proc.pid, proc.create_time())
+        except psutil.Error:  # the child has just exited
+            pass
+
+    deadline = time.perf_counter() + TIMEOUT_S + CHILD_SLACK_S
+    while child.poll() is None and time.perf_counter() < deadline:
+        record()
+        time.sleep(0.2)
+    record()
+    timed_out = child.poll() is None
+    if timed_out:
+        child.kill()
+    for pid, created in started.items():
+        try:
+            proc = psutil.Process(pid)
+            if proc.create_time() == created:
+                proc.kill()
+        except psutil.Error:  # already gone
+            pass
+    out = child.stdout.read() if child.stdout else ""
+    child.wait()
     result: dict[str, Any] = {}
     for line in out.splitlines():
         if line.startswith("{"):
@@ -161,26 +181,6 @@ def _attempt(n: int) -> dict[str, Any]:
         result["status"] = "failed (timeout)"
     result.setdefault("status", f"failed (exit {child.returncode})")
     return result
-
-
-def _kill_tree(pid: int) -> None:
-    """SIGKILL a child this benchmark started and all its descendants, by process id.
-
-    Not by process group: Playwright starts Chromium detached, in a group of its own.
-    The descendants are listed first, while they are still linked to the child.
-    """
-    import psutil
-
-    try:
-        root = psutil.Process(pid)
-        procs = [*root.children(recursive=True), root]
-    except psutil.NoSuchProcess:
-        return
-    for proc in procs:
-        try:
-            proc.kill()
-        except psutil.NoSuchProcess:
-            pass
 
 
 def run(*, quick: bool = False) -> tuple[list[Table], dict]:
@@ -210,7 +210,7 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
             theirs: list[float] = []
             status = f"not tried (failed at {failed_at})" if failed_at else "ok"
             html_bytes = None
-            for _ in range(0 if failed_at else (1 if n >= 512 else repeats)):
+            for _ in range(0 if failed_at else (1 if n >= 256 else repeats)):
                 result = _attempt(n)
                 status = result["status"]
                 html_bytes = result.get("html_bytes", html_bytes)
@@ -229,7 +229,7 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
                 f"{bv / app:.1f}" if bv is not None else "—",
             )
     table.notes += [
-        f"medians of {repeats} page loads each (BertViz once at 512); BertViz gets "
+        f"medians of {repeats} page loads each (BertViz once from 256 tokens); BertViz gets "
         f"{TIMEOUT_S:.0f} s per attempt, each in a fresh Chromium, and larger views are not "
         "tried after a failure.",
         "ratio = BertViz time / app time (> 1: the app paints faster). BertViz draws one SVG "
