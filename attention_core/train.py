@@ -12,17 +12,23 @@ has exactly one place where positions exchange information, the attention layer:
 No residual connection, no MLP, no second layer: whatever a position outputs must have
 come through its attention weights, so a solved task is a solved attention pattern.
 
-Two choices, both found by measurement (bench/bench_train.py), make the patterns sharp:
+Three choices, each measured over 16-36 seeds per task, make the patterns sharp:
 
 - The token and position embeddings are *concatenated* (C - C//2 token dimensions, C//2
   position dimensions) rather than added, so "what" and "where" live in separate
   coordinates and a head can match on one without noise from the other.
 - Both embeddings start at N(0, σ²) with σ = `embed_init_std` = 3 rather than 1. Larger
   inputs give larger initial query·key scores, so heads commit to one key early. With
-  σ = 1 the `match` task is still solved (accuracy ≈ 100 %), but by diffuse "attend to
-  everything except the answer" codes with under 10 % of the mass on the answer. `sort`
-  is the exception (σ = 1.5, embed_dim 64): committing early there can freeze a wrong
-  order of the numbers, and about 1 seed in 8 then stalls near 80 % accuracy.
+  σ = 1 (and no self-mask) `match` was still solved (accuracy ≈ 100 %), but by diffuse
+  "attend to everything except the answer" codes with under 10 % of the mass on the
+  answer. `sort` is the exception (σ = 1, embed_dim 64): committing early there can
+  freeze a wrong order of the numbers, and about 1 seed in 8 then stalled near 80 %.
+- In `match` and `sort` the answer is never the query's own position, so those tasks mask
+  the diagonal (`attention_mask`; the attention module's mask, True = may attend): a
+  token cannot be its own twin or its own successor. Unmasked, the query's own key is
+  the best token match there is, and in `match` about 1 seed in 18 (even with 4 heads)
+  settled on an accurate code spread over all heads with < 0.1 of the mass on the twin;
+  masked, 36 seeds of 36 with 2 heads put >= 0.98 on it.
 
 The tasks (`TASKS`, with titles and explanations in English and zh-TW for the page):
 
@@ -80,6 +86,7 @@ __all__ = [
     "ToyAttentionModel",
     "TrainConfig",
     "TrainResult",
+    "attention_mask",
     "build_model",
     "default_config",
     "evaluate",
@@ -113,6 +120,8 @@ class TaskInfo:
     explanation: dict[str, str]
     output: str  # "token": the read-out predicts a token; "position": a position index
     pattern: str  # one-line English name of the attention pattern a solution shows
+    # True when the answer is never the query's own position: the diagonal is then masked
+    mask_self: bool = False
 
 
 TASKS: dict[str, TaskInfo] = {
@@ -168,20 +177,23 @@ TASKS: dict[str, TaskInfo] = {
                 "Every token appears exactly twice in the sequence, like pairs of cards. "
                 "The answer at position i is the position of the other copy of its token. "
                 "Here position alone is no help: the head has to compare its own token "
-                "(the query) with every other token (the keys), find the identical one and "
-                "skip itself. In a trained head each row has one bright cell, on its twin, "
-                "and the pattern changes from sequence to sequence."
+                "(the query) with every other token (the keys) and find the identical one. "
+                "A card is never its own pair, so the diagonal is masked: no token may "
+                "attend to itself. In a trained head each row has one bright cell, on its "
+                "twin, and the pattern changes from sequence to sequence."
             ),
             "zh-TW": (
                 "序列裡的每個 token 都剛好出現兩次，就像成對的卡片。位置 i 的答案是"
                 "「同一個 token 另一次出現的位置」。這時只看位置沒有用：注意力頭必須拿自己"
-                "的 token（Query）去和其他每個 token（Key）比對，找到一模一樣的那個，"
-                "而且要跳過自己。訓練好的注意力頭每一列只有一格很亮，就落在它的雙胞胎上，"
-                "而且每個序列的圖案都不一樣。"
+                "的 token（Query）去和其他每個 token（Key）比對，找到一模一樣的那個。"
+                "一張卡片不會是自己的另一半，所以對角線被遮罩（mask）：token 不能注意"
+                "自己。訓練好的注意力頭每一列只有一格很亮，就落在它的雙胞胎上，而且每個"
+                "序列的圖案都不一樣。"
             ),
         },
         output="position",
         pattern="content match (a permutation that pairs equal tokens)",
+        mask_self=True,
     ),
     "sort": TaskInfo(
         name="sort",
@@ -193,19 +205,21 @@ TASKS: dict[str, TaskInfo] = {
                 "sequence were sorted; the largest number wraps round to the smallest. "
                 "Starting from the smallest number and following the answers spells out "
                 "the sorted sequence. The head must compare numbers: attend to the key "
-                "that is larger than the query, but by as little as possible. One head is "
-                "enough, so this task uses single-head attention by default."
+                "that is larger than the query, but by as little as possible. No number "
+                "follows itself, so the diagonal is masked. One head is enough, so this "
+                "task uses single-head attention by default."
             ),
             "zh-TW": (
                 "每個 token 都是不同的數字。位置 i 的答案是序列中「比它大的數裡最小的"
                 "那個」，也就是排序後緊接在它後面的數；最大的數則繞回最小的數。從最小的"
                 "數出發，沿著答案一路走下去，就會得到排好序的序列。注意力頭必須比較大小："
-                "把注意力放在比自己大、但大得最少的那個 Key 上。一個注意力頭就夠了，所以"
-                "這個任務預設使用單頭注意力。"
+                "把注意力放在比自己大、但大得最少的那個 Key 上。沒有一個數會排在自己後面，"
+                "所以對角線被遮罩。一個注意力頭就夠了，所以這個任務預設使用單頭注意力。"
             ),
         },
         output="token",
         pattern="next larger key (the sorted order as a chain of pointers)",
+        mask_self=True,
     ),
 }
 
@@ -287,17 +301,15 @@ class TrainConfig:
         return self.seq_len if TASKS[self.task].output == "position" else self.vocab_size
 
 
-# Measured over 12-36 seeds each (and bench/bench_train.py): with these, every seed tried
-# reached >= 95 % held-out accuracy with a best-head focus >= 0.87.
-# `match` uses 4 heads of 8 dimensions: with 2 heads about 1 seed in 12 settles on a
-# diffuse "everything but the twin" code. `sort` uses 1 head (with 2 or 4 the heads split
-# the comparison and none is sharp), a smaller init and more room (embed_dim 64): with the
-# shared defaults 3 seeds in 24 stalled near 80 % accuracy.
+# Measured over 16 (reverse, previous) or 36 (match, sort) seeds: every seed reached >= 95 %
+# held-out accuracy (sort: 100 %) with a best-head focus >= 0.88. `sort` uses 1 head (with
+# 2 or 4 the heads split the comparison and none is sharp), σ = 1 and more room (embed_dim
+# 64): with the shared defaults about 1 seed in 12 stalled near 80 % accuracy.
 _TASK_DEFAULTS: dict[str, dict[str, float]] = {
     "reverse": {},
     "previous": {},
-    "match": {"num_heads": 4},
-    "sort": {"embed_dim": 64, "num_heads": 1, "embed_init_std": 1.5},
+    "match": {},
+    "sort": {"embed_dim": 64, "num_heads": 1, "embed_init_std": 1.0},
 }
 
 
@@ -430,6 +442,16 @@ def example_sequence(config: TrainConfig) -> np.ndarray:
     return sample_sequences(config, 1, rng=rng, held_out=True)[0]
 
 
+def attention_mask(config: TrainConfig) -> np.ndarray:
+    """(n, n) bool, True where query i may attend to key j: all True, except the diagonal
+    for the tasks whose answer is never the query itself (`TaskInfo.mask_self`)."""
+    config.validate()
+    n = config.seq_len
+    if TASKS[config.task].mask_self:
+        return ~np.eye(n, dtype=bool)
+    return np.ones((n, n), dtype=bool)
+
+
 # ---------------------------------------------------------------------------------------
 # The model
 
@@ -437,6 +459,8 @@ def example_sequence(config: TrainConfig) -> np.ndarray:
 class ToyAttentionModel(nn.Module):
     """Embeddings → one attention layer → a per-position linear read-out (see the module
     docstring). forward(tokens (B, n)) → logits (B, n, K), weights (B, H, n, n)."""
+
+    mask: Tensor | None
 
     def __init__(self, config: TrainConfig) -> None:
         super().__init__()
@@ -467,6 +491,9 @@ class ToyAttentionModel(nn.Module):
             )
             nn.init.uniform_(self.readout.weight, -bound, bound, generator=gen)
             nn.init.uniform_(self.readout.bias, -bound, bound, generator=gen)
+        # (n, n) bool, or None where nothing is masked (then no masking work at all)
+        mask = torch.from_numpy(attention_mask(config)) if TASKS[config.task].mask_self else None
+        self.register_buffer("mask", mask, persistent=False)
         self.train()  # build_attention returns eval mode; there is no dropout either way
 
     def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
@@ -481,7 +508,7 @@ class ToyAttentionModel(nn.Module):
         what = self.token_embedding(tokens)  # (B, n, C - C//2)
         where = self.position_embedding.weight.expand(B, n, -1)  # (B, n, C//2)
         x = torch.cat([what, where], dim=-1)  # (B, n, C)
-        out, weights = self.attention(x)  # (B, n, C), (B, H, n, n) or (B, n, n)
+        out, weights = self.attention(x, self.mask)  # (B, n, C), (B, H, n, n) or (B, n, n)
         if weights.dim() == 3:
             weights = weights.unsqueeze(1)  # (B, 1, n, n)
         return self.readout(out), weights  # (B, n, K), (B, H, n, n)

@@ -154,12 +154,14 @@ def test_heads_that_do_not_divide_embed_dim_are_reported_and_fixed():
 def test_choosing_a_task_resets_the_settings_to_its_defaults():
     at = open_train()
     at.number_input(key="train_seed").set_value(7).run()
-    at.selectbox(key="train_task").set_value("match").run()
+    at.selectbox(key="train_task").set_value("sort").run()
     assert not at.exception
-    match = default_config("match")
+    sort = default_config("sort")
     for name in SETTINGS:
-        assert at.session_state[f"train_{name}"] == getattr(match, name), name
-    assert at.session_state["train_num_heads"] == 4
+        assert at.session_state[f"train_{name}"] == getattr(sort, name), name
+    # sort's own defaults, not the ones shared by the other tasks
+    assert at.session_state["train_num_heads"] == 1
+    assert at.session_state["train_seed"] == sort.seed != 7
 
 
 def test_stop_keeps_the_partial_run():

@@ -20,7 +20,7 @@ from attention_core.limits import MAX_TRAIN_STEPS
 from attention_core.train import (
     TASKS,
     TrainConfig,
-    TrainResult,
+    attention_mask,
     build_model,
     default_config,
     evaluate,
@@ -45,16 +45,6 @@ HAND = {
     # 7→9 (pos 1), 3→4 (pos 0), 6→7 (pos 3)
     "sort": ([4, 9, 1, 7, 3, 6], [5, 2, 4, 1, 0, 3], [6, 1, 3, 9, 4, 7]),
 }
-
-_TRAINED: dict[str, TrainResult] = {}
-
-
-def trained(task: str) -> TrainResult:
-    """The default config of `task`, trained once per test session."""
-    if task not in _TRAINED:
-        _TRAINED[task] = fit(default_config(task))
-    return _TRAINED[task]
-
 
 # ---------------------------------------------------------------------------------------
 # The task rules, against hand-worked cases
@@ -112,6 +102,22 @@ def test_example_sequence_is_fixed_held_out_and_independent_of_the_seed():
     assert sorted(Counter(ex.tolist()).values()) == [2, 2, 2]
 
 
+def test_only_tasks_whose_answer_is_never_the_query_itself_mask_the_diagonal():
+    # match: a token is not its own twin; sort: a number does not follow itself; but in
+    # reverse (odd n) and previous (position 0) a row's answer can be the row itself
+    for task, masked in {"reverse": False, "previous": False, "match": True, "sort": True}.items():
+        config = default_config(task)
+        n = config.seq_len
+        expected = ~np.eye(n, dtype=bool) if masked else np.ones((n, n), dtype=bool)
+        assert np.array_equal(attention_mask(config), expected)
+        snap = next(iter(train(config)))
+        diagonal = snap.weights[:, range(n), range(n)]  # (H, n)
+        assert (diagonal == 0).all() if masked else (diagonal > 0).all()
+    odd = default_config("reverse", seq_len=5)
+    assert target_positions("reverse", np.arange(5))[2] == 2  # the middle answers itself
+    assert attention_mask(odd).all()
+
+
 def test_every_task_has_a_title_and_explanation_in_both_languages():
     cjk = re.compile(r"[\u4e00-\u9fff]")
     for name, info in TASKS.items():
@@ -128,7 +134,7 @@ def test_every_task_has_a_title_and_explanation_in_both_languages():
 
 @pytest.mark.parametrize("task", list(TASKS))
 def test_each_task_is_learned_and_solved_by_one_sharp_head(task):
-    result = trained(task)
+    result = fit(default_config(task))
     config = result.config
     ev = result.evaluation
     assert ev.accuracy >= 0.95, ev

@@ -165,7 +165,7 @@ def test_example_labels_and_table_by_hand():
 
 
 def test_head_table_and_compare_payload_describe_the_last_snapshot():
-    run = LiveRun.start(default_config("match", steps=10))
+    run = LiveRun.start(default_config("match", steps=10, num_heads=4))
     with pytest.raises(ValueError, match="train first"):
         compare_payload(run, title="x")
     assert head_table(run) == []
