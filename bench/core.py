@@ -81,6 +81,7 @@ def attention_table(budget_s: float = BUDGET_S) -> tuple[Table, dict]:
             "ours ms",
             "torch ms",
             "ratio ours/torch",
+            "CPU ratio",
             "max abs Δ output",
             "max abs Δ weights",
         ],
