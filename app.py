@@ -70,15 +70,22 @@ def _examples() -> dict[str, list[str]]:
 
 
 # --- sidebar: language first, then the sentence, then the model --------------------------
+# Every setting widget is also given its current value as its default (`value=`/`index=`).
+# The browser normally holds each widget's value, but a tab that is slow to mount its
+# sidebar (a busy machine, a click during the first paint) can send a rerun without some
+# of them; the server then keeps the right value but, without this, would draw the widget
+# at its built-in default, which the next rerun sends back. Measured: 8 students opening
+# together lost embed_dim/num_heads/tokenizer in most tabs (tests/browser/test_load.py).
 with st.sidebar:
     st.radio(
         tr("lang_label"),
         LANGS,
+        index=LANGS.index(state["lang"]),
         key="lang",
         horizontal=True,
         format_func=lambda code: {"en": "English", "zh-TW": "繁體中文"}[code],
     )
-    st.text_area(tr("text_label"), key="text", help=tr("text_help"), height=90)
+    st.text_area(tr("text_label"), state["text"], key="text", help=tr("text_help"), height=90)
     examples = _examples()
     st.selectbox(
         tr("example_label"),
@@ -92,31 +99,44 @@ with st.sidebar:
     st.selectbox(
         tr("tokenizer_label"),
         TOKENIZERS,
+        index=TOKENIZERS.index(state["tokenizer"]),
         key="tokenizer",
         format_func=option_labels("tokenizer"),
     )
     st.radio(
         tr("attention_label"),
         ATTENTION_KINDS,
+        index=ATTENTION_KINDS.index(state["attention"]),
         key="attention",
         horizontal=True,
         format_func=option_labels("attention"),
     )
     st.number_input(
-        tr("embed_dim_label"), 1, MAX_EMBED_DIM, step=1, key="embed_dim", on_change=_fit_heads
+        tr("embed_dim_label"),
+        1,
+        MAX_EMBED_DIM,
+        state["embed_dim"],
+        step=1,
+        key="embed_dim",
+        on_change=_fit_heads,
     )
     if state["num_heads"] not in head_options(state["embed_dim"]):
         _fit_heads()
     st.select_slider(
         tr("num_heads_label"),
         head_options(state["embed_dim"]),
+        state["num_heads"],
         key="num_heads",
         disabled=state["attention"] == "single",
         help=tr("num_heads_help", head_dim=state["embed_dim"] // state["num_heads"]),
     )
-    st.number_input(tr("seed_label"), 0, MAX_SEED, step=1, key="seed", help=tr("seed_help"))
-    st.toggle(tr("causal_label"), key="causal", help=tr("causal_help"))
-    st.toggle(tr("positional_label"), key="positional", help=tr("positional_help"))
+    st.number_input(
+        tr("seed_label"), 0, MAX_SEED, state["seed"], step=1, key="seed", help=tr("seed_help")
+    )
+    st.toggle(tr("causal_label"), state["causal"], key="causal", help=tr("causal_help"))
+    st.toggle(
+        tr("positional_label"), state["positional"], key="positional", help=tr("positional_help")
+    )
     st.caption(tr("share_hint"))
 
 # --- the URL mirrors the settings, so a copied link reproduces this view ------------------
