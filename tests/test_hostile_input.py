@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from streamlit import config as st_config
 from streamlit.runtime.media_file_manager import MediaFileManager
 
-from attention_core.export import download_name
+from attention_core.export import download_name, spreadsheet_text
 from attention_core.i18n import t
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS, MAX_TRAIN_STEPS
 from attention_core.pipeline import token_labels
@@ -271,11 +271,6 @@ def test_the_page_offers_safe_file_names_for_markup(deferred):
     assert png == "attention-img-src-x-onerror-alert-1-etc-pa"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: CSV formula injection — attention_core/export.py matrices_csv writes token "
-    "text verbatim, so a token starting with = + - @ runs as a formula in Excel/Sheets",
-)
 def test_csv_download_cannot_carry_a_spreadsheet_formula(deferred):
     formulas = [
         '=HYPERLINK("https://evil.example","x")',
@@ -288,6 +283,11 @@ def test_csv_download_cannot_carry_a_spreadsheet_formula(deferred):
     rows = list(csv.DictReader(io.StringIO(deferred["text/csv"]["data"]())))
     cells = {r[k] for r in rows for k in ("query_token", "key_token", "head")}
     assert not [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r")]
+    shown = [label.split(":", 1)[1] for label in heatmaps(at)[0]["x"]]
+    assert [spreadsheet_text(r["query_token"]) for r in rows[: len(shown)]] == [shown[0]] * len(
+        shown
+    )
+    assert [spreadsheet_text(r["key_token"]) for r in rows[: len(shown)]] == shown
 
 
 # --- 1c. URL parameters ------------------------------------------------------------------------
@@ -441,7 +441,8 @@ def test_downloads_hold_exactly_what_the_chart_shows(deferred):
     for r in rows:
         i, j = int(r["query_index"]), int(r["key_index"])
         from_csv[r["head"]][i, j] = np.float32(float(r["weight"]))
-        assert f"{i}:{r['query_token']}" == labels[i] and f"{j}:{r['key_token']}" == labels[j]
+        query, key = spreadsheet_text(r["query_token"]), spreadsheet_text(r["key_token"])
+        assert f"{i}:{query}" == labels[i] and f"{j}:{key}" == labels[j]
     assert len(rows) == len(shown) * len(labels) ** 2
     doc = json.loads(deferred["application/json"]["data"]())
     assert [f"{i}:{tok}" for i, tok in enumerate(doc["tokens"])] == labels
