@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from attention_core.export import spreadsheet_text
 from attention_core.pipeline import token_labels
 from attention_core.tokenize import tokenize
 
@@ -182,7 +183,8 @@ def test_csv_download_holds_exactly_the_chart(app_server: str, page: Page):
     for row in rows:
         head = next(t for t in traces if t["name"] == row["head"])
         i, j = int(row["query_index"]), int(row["key_index"])
-        assert f"{i}:{row['query_token']}" == labels[i]
+        # a cell that would start a spreadsheet formula (=1+1) is apostrophe-quoted
+        assert f"{i}:{spreadsheet_text(row['query_token'])}" == labels[i]
         # Plotly holds the float32 weights (as JS numbers); the CSV holds repr(float(w)).
         assert float(row["weight"]) == head["z"][i][j]
     screenshot(page, "hostile-download")
