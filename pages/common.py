@@ -68,6 +68,19 @@ def md_escape(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", re.sub(r"\s+", " ", text))
 
 
+def seeded(key: str, default: Any) -> Any:
+    """The value widget `key` holds now, seeding it with `default` on first use.
+
+    Pass the result to the widget as its own default too (`value=` / `index=`): a browser
+    tab that sends a rerun before it has mounted the widget (a click during the first
+    paint, a busy machine) then still gets the current value drawn, instead of the
+    widget's built-in default, which its next rerun would send back (see app.py)."""
+    state = st.session_state
+    if key not in state:
+        state[key] = default
+    return state[key]
+
+
 def current_settings() -> Settings:
     """The settings as the sidebar widgets hold them now."""
     state = st.session_state

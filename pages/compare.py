@@ -36,6 +36,7 @@ from pages.common import (
     entry_guard,
     md_escape,
     option_labels,
+    seeded,
     token_chips,
     tr,
 )
@@ -145,22 +146,25 @@ def statistics(groups: list[tuple[np.ndarray, list[str], list[str]]]) -> None:
         stats += group_stats
         rows += stats_rows(group_stats, names, labels)
     c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
-    state.setdefault("compare_sort", "entropy")
-    state.setdefault("compare_metric", "entropy")
     sort_key = c1.selectbox(
         tr("compare_sort_label"),
         SORT_KEYS,
+        index=SORT_KEYS.index(seeded("compare_sort", "entropy")),
         key="compare_sort",
         format_func=option_labels("compare_stat"),
     )
     metric = c2.selectbox(
         tr("compare_metric_label"),
         STAT_NAMES,
+        index=STAT_NAMES.index(seeded("compare_metric", "entropy")),
         key="compare_metric",
         format_func=option_labels("compare_stat"),
     )
-    state.setdefault("compare_descending", True)
-    descending = c3.toggle(tr("compare_descending_label"), key="compare_descending")
+    descending = c3.toggle(
+        tr("compare_descending_label"),
+        seeded("compare_descending", True),
+        key="compare_descending",
+    )
     order = sort_heads(stats, sort_key, descending=descending)
     table = pd.DataFrame([rows[i] for i in order])
     columns = {"head": st.column_config.TextColumn(tr("compare_stat_head"))}
@@ -218,31 +222,39 @@ def one_model(weights: np.ndarray, labels: list[str], names: list[str]) -> None:
 def config_b_widgets(settings: Settings) -> Settings:
     """Configuration B: the sidebar's settings with a few of them overridden."""
     st.subheader(tr("compare_configs_header"), help=tr("compare_configs_help"))
-    state.setdefault("compare_b_seed", settings.seed + 1 if settings.seed < MAX_SEED else 0)
-    state.setdefault("compare_b_num_heads", settings.num_heads)
-    state.setdefault("compare_b_tokenizer", settings.tokenizer)
-    state.setdefault("compare_b_causal", settings.causal)
-    state.setdefault("compare_b_positional", settings.positional)
-    if state["compare_b_num_heads"] not in head_options(settings.embed_dim):
+    b_seed = seeded("compare_b_seed", settings.seed + 1 if settings.seed < MAX_SEED else 0)
+    if seeded("compare_b_num_heads", settings.num_heads) not in head_options(settings.embed_dim):
         state["compare_b_num_heads"] = nearest_heads(
             settings.embed_dim, state["compare_b_num_heads"]
         )
     c1, c2, c3, c4 = st.columns([1, 2, 2, 1], vertical_alignment="bottom")
-    seed = c1.number_input(tr("compare_b_seed_label"), 0, MAX_SEED, step=1, key="compare_b_seed")
+    seed = c1.number_input(
+        tr("compare_b_seed_label"), 0, MAX_SEED, b_seed, step=1, key="compare_b_seed"
+    )
     num_heads = c2.select_slider(
         tr("compare_b_num_heads_label"),
         head_options(settings.embed_dim),
+        state["compare_b_num_heads"],
         key="compare_b_num_heads",
         disabled=settings.attention == "single",
     )
     tokenizer = c3.selectbox(
         tr("compare_b_tokenizer_label"),
         TOKENIZERS,
+        index=TOKENIZERS.index(seeded("compare_b_tokenizer", settings.tokenizer)),
         key="compare_b_tokenizer",
         format_func=option_labels("tokenizer"),
     )
-    causal = c4.toggle(tr("compare_b_causal_label"), key="compare_b_causal")
-    positional = c4.toggle(tr("compare_b_positional_label"), key="compare_b_positional")
+    causal = c4.toggle(
+        tr("compare_b_causal_label"),
+        seeded("compare_b_causal", settings.causal),
+        key="compare_b_causal",
+    )
+    positional = c4.toggle(
+        tr("compare_b_positional_label"),
+        seeded("compare_b_positional", settings.positional),
+        key="compare_b_positional",
+    )
     return replace(
         settings,
         seed=int(seed),
@@ -329,6 +341,7 @@ source = (
     st.segmented_control(
         tr("compare_source_label"),
         sources,
+        default=state["compare_source"],
         key="compare_source",
         format_func=option_labels("compare_source"),
         required=True,
@@ -370,11 +383,11 @@ elif source == "pretrained":
         _names(model.num_heads),
     )
 else:
-    state.setdefault("compare_mode", "heads")
     mode = (
         st.segmented_control(
             tr("compare_mode_label"),
             MODES,
+            default=seeded("compare_mode", "heads"),
             key="compare_mode",
             format_func=option_labels("compare_mode"),
             required=True,

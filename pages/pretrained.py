@@ -26,6 +26,7 @@ from pages.common import (
     entry_guard,
     md_escape,
     option_labels,
+    seeded,
     token_chips,
     tr,
 )
@@ -57,10 +58,10 @@ st.title(tr("pretrained_title"))
 st.caption(tr("pretrained_intro"))
 
 # --- which model --------------------------------------------------------------------------
-state.setdefault("pretrained_model", state.get(MODEL_STATE, ""))
 left, right = st.columns([3, 1], vertical_alignment="bottom")
 left.text_input(
     tr("pretrained_model_label"),
+    seeded("pretrained_model", state.get(MODEL_STATE, "")),
     key="pretrained_model",
     placeholder=tr("pretrained_model_placeholder"),
     help=tr("pretrained_model_help"),
@@ -119,10 +120,10 @@ labels = pretrained_labels(result, hide_special=hide)
 token_chips(visible_tokens(result, hide_special=hide))
 
 # --- one view at a time: they are heavy ---------------------------------------------------
-state.setdefault("pretrained_view", "model")
 view = st.segmented_control(
     tr("pretrained_view_label"),
     VIEWS,
+    default=seeded("pretrained_view", "model"),
     key="pretrained_view",
     format_func=option_labels("pretrained_view"),
     required=True,

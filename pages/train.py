@@ -166,11 +166,13 @@ if state["train_num_heads"] not in head_options(state["train_embed_dim"]):
     _fit_heads()
 lr_options = sorted({*LEARNING_RATES, state["train_lr"]})
 
+# every widget gets its current value as default too: see pages.common.seeded
 st.subheader(tr("train_settings_header"))
 left, mid, right = st.columns([2, 1, 1])
 left.selectbox(
     tr("train_task_label"),
     list(TASKS),
+    index=list(TASKS).index(state["train_task"]),
     key="train_task",
     format_func=lambda task, code=code: task_title(task, code),
     on_change=_task_changed,
@@ -181,6 +183,7 @@ mid.number_input(
     tr("train_steps_label"),
     min_value=0,
     step=50,
+    value=state["train_steps"],
     key="train_steps",
     disabled=running,
     help=tr("train_steps_help", max=MAX_TRAIN_STEPS),
@@ -188,6 +191,7 @@ mid.number_input(
 right.select_slider(
     tr("train_lr_label"),
     lr_options,
+    value=state["train_lr"],
     key="train_lr",
     format_func=lambda value: f"{value:g}",
     disabled=running,
@@ -198,6 +202,7 @@ cols[0].number_input(
     tr("train_seq_len_label"),
     min_value=1,
     max_value=MAX_TRAIN_SEQ_LEN,
+    value=state["train_seq_len"],
     key="train_seq_len",
     disabled=running,
     help=tr("train_seq_len_help", max=MAX_TRAIN_SEQ_LEN),
@@ -206,6 +211,7 @@ cols[1].number_input(
     tr("train_vocab_label"),
     min_value=2,
     max_value=MAX_TRAIN_VOCAB,
+    value=state["train_vocab_size"],
     key="train_vocab_size",
     disabled=running,
     help=tr("train_vocab_help"),
@@ -214,6 +220,7 @@ cols[2].number_input(
     tr("train_embed_dim_label"),
     min_value=2,
     max_value=MAX_TRAIN_EMBED_DIM,
+    value=state["train_embed_dim"],
     key="train_embed_dim",
     on_change=_fit_heads,
     disabled=running,
@@ -222,6 +229,7 @@ cols[2].number_input(
 cols[3].select_slider(
     tr("train_num_heads_label"),
     head_options(state["train_embed_dim"]),
+    value=state["train_num_heads"],
     key="train_num_heads",
     disabled=running,
     help=tr("train_num_heads_help"),
@@ -230,6 +238,7 @@ cols[4].number_input(
     tr("train_seed_label"),
     min_value=0,
     max_value=MAX_SEED,
+    value=state["train_seed"],
     key="train_seed",
     disabled=running,
     help=tr("train_seed_help"),
