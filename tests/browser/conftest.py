@@ -376,13 +376,16 @@ def open_page(
     """Go to `base_url/path?params` and wait until the app's first script run has finished.
 
     `path` is a page's url_path (the file stem for `st.Page("pages/masks.py")`: "masks").
+    Without `path` and `params`, `base_url` is opened exactly as given (a copied link).
     Returns the URL opened. Elements drawn after the run (Plotly charts) need their own
     wait: `wait_for_heatmaps`, or Playwright's `expect(locator)`.
     """
     if page not in _watched:
         page.add_init_script(_RUN_WATCH)
         _watched.add(page)
-    url = f"{base_url.rstrip('/')}/{path.lstrip('/')}"
+    url = base_url  # as given, when it is a whole address (e.g. a copied link with a query)
+    if path or params:
+        url = f"{base_url.rstrip('/')}/{path.lstrip('/')}"
     if params:
         url += "?" + urlencode({k: str(v) for k, v in params.items()})
     page.goto(url)
