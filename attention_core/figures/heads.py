@@ -1,7 +1,9 @@
 """The main view: one heatmap per head, heads side by side, one shared colour scale.
 
 Rows are queries, columns are keys, both labelled `index:token` (Plotly merges equal
-category labels, so the index keeps repeated tokens apart). Matrices go to Plotly as
+category labels, so the index keeps repeated tokens apart). Every text reaches Plotly through
+`figures.text.literal`, once, at the entry of each builder: tokens are what a student typed,
+and Plotly would otherwise read "<b>" or "<br>" in them as markup. Matrices go to Plotly as
 float32 NumPy arrays, which Plotly serialises as base64 typed arrays: the payload stays
 close to the raw n²·H·4 bytes instead of growing as JSON floats.
 
@@ -29,6 +31,8 @@ from typing import Any
 import numpy as np
 import plotly.colors
 import plotly.graph_objects as go
+
+from attention_core.figures.text import literal, literals
 
 __all__ = ["HeadGrid", "head_grid", "plot_heads", "plot_matrix"]
 
@@ -86,7 +90,10 @@ def _columns(panels: int, n: int) -> int:
 
 
 def _short(label: str, limit: int = LABEL_CHARS_MAX) -> str:
-    """A tick label cut to `limit` characters (hover still shows the whole `index:token`)."""
+    """A tick label cut to `limit` characters (hover still shows the whole `index:token`).
+
+    Takes the raw text: cut before `literal`, so an entity such as `&lt;` is never cut in half.
+    """
     return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
@@ -146,7 +153,10 @@ def colour_indices(matrix: np.ndarray, zmin: float, zmax: float) -> np.ndarray:
 def _heatmap_trace(
     z: np.ndarray, labels: list[str], name: str, axis: str, *, text: bool
 ) -> dict[str, Any]:
-    """One panel as a heatmap trace on axes x{axis}/y{axis}, coloured by the shared axis."""
+    """One panel as a heatmap trace on axes x{axis}/y{axis}, coloured by the shared axis.
+
+    `labels` and `name` are already escaped (`literal`): they go to Plotly as they are.
+    """
     trace: dict[str, Any] = {
         "type": "heatmap",
         "z": z,  # float32: serialised as a base64 typed array
@@ -171,7 +181,10 @@ def _heatmap_trace(
 def _image_trace(
     z: np.ndarray, palette: np.ndarray, name: str, axis: str, *, zmin: float, zmax: float
 ) -> dict[str, Any]:
-    """One panel as a picture of its colours; hover names the query and key indices."""
+    """One panel as a picture of its colours; hover names the query and key indices.
+
+    `name` is already escaped (`literal`).
+    """
     png = palette_png(colour_indices(z, zmin, zmax), palette)
     return {
         "type": "image",
@@ -204,6 +217,9 @@ def plot_heads(
     A grid of more than IMAGE_CELLS cells draws its panels as pictures (same colours;
     hover gives the query and key indices), except the panels listed in `exact`, which stay
     heatmaps whose hover reads `query → key: weight`.
+
+    Labels and titles are drawn literally (escaped once here); tick labels are cut and
+    measured on the raw text.
     """
     P, n = grid.matrices.shape[0], len(grid.labels)
     if P == 0 or n == 0:
@@ -212,7 +228,9 @@ def plot_heads(
     rows = math.ceil(P / cols)
     text = n <= CELL_TEXT_MAX
     show_ticks = n <= TICKS_MAX
-    labels = list(grid.labels)
+    labels = list(grid.labels)  # raw: cut and measured as the student typed them
+    categories = literals(labels)  # what Plotly gets: shown literally
+    names = literals(grid.titles)
     pictures = n * n * P > IMAGE_CELLS
     palette = _palette(colorscale) if pictures else None
 
@@ -221,7 +239,7 @@ def plot_heads(
     # explicit tick texts only when a label had to be cut: else the categories are the texts
     ticks: dict[str, Any] = {"showticklabels": True}
     if tick_text != labels:
-        ticks.update(tickmode="array", tickvals=labels, ticktext=tick_text)
+        ticks.update(tickmode="array", tickvals=categories, ticktext=literals(tick_text))
     widest = max(_text_px(t, TICK_FONT_PX) for t in tick_text) if show_ticks else 0.0
     angle = -45 if n > 6 else 0
     y_labels_px = math.ceil(widest) + 8 if show_ticks else 0
@@ -231,7 +249,7 @@ def plot_heads(
         x_band_px = math.ceil(widest * math.sin(math.radians(-angle))) + TICK_FONT_PX + 8
     else:
         x_band_px = TICK_FONT_PX + 12
-    title_px = TITLE_PX if any(grid.titles) else 6
+    title_px = TITLE_PX if any(names) else 6
     panel = panel_px or min(380, NOMINAL_WIDTH_PX // cols)
 
     # keys are labelled under the lowest panel of each column only, queries left of the
@@ -261,11 +279,11 @@ def plot_heads(
         r, c = divmod(p, cols)
         axis = "" if p == 0 else str(p + 1)
         picture = pictures and p not in exact
-        name = grid.titles[p]
+        name = names[p]
         if picture:
             traces.append(_image_trace(grid.matrices[p], palette, name, axis, zmin=zmin, zmax=zmax))
         else:
-            traces.append(_heatmap_trace(grid.matrices[p], labels, name, axis, text=text))
+            traces.append(_heatmap_trace(grid.matrices[p], categories, name, axis, text=text))
         x0 = c * (col_w + gap)
         top = 1 - tops[r] / y_px
         bottom = 1 - (tops[r] + panel) / y_px
@@ -327,7 +345,7 @@ def plot_heads(
             "colorscale": colorscale,
             "cmin": zmin,
             "cmax": zmax,
-            "colorbar": {"title": {"text": colorbar_title}, "thickness": 14},
+            "colorbar": {"title": {"text": literal(colorbar_title)}, "thickness": 14},
         },
         annotations=titles,
         height=height,
@@ -351,16 +369,20 @@ def plot_matrix(
     text: bool | None = None,
     height: int | None = None,
 ) -> go.Figure:
-    """Any labelled matrix (Q, K, V, scores, differences) as one heatmap; rows top-down."""
+    """Any labelled matrix (Q, K, V, scores, differences) as one heatmap; rows top-down.
+
+    Labels and title are drawn literally (escaped once here).
+    """
+    shown_title = literal(title)
     m = np.asarray(matrix, dtype=np.float32)
     if m.ndim != 2 or m.size == 0:
-        return go.Figure(layout={"height": 120, "title": {"text": title}})
+        return go.Figure(layout={"height": 120, "title": {"text": shown_title}})
     rows, cols = m.shape
     show_text = (rows <= CELL_TEXT_MAX and cols <= 16) if text is None else text
     trace = go.Heatmap(
         z=m,
-        x=list(col_labels),
-        y=list(row_labels),
+        x=literals(col_labels),
+        y=literals(row_labels),
         colorscale=colorscale,
         zmid=zmid if zmin is None and zmax is None else None,
         zmin=zmin,
@@ -375,7 +397,7 @@ def plot_matrix(
     fig.update_xaxes(type="category", side="top")
     fig.update_yaxes(type="category", autorange="reversed")
     fig.update_layout(
-        title={"text": title},
+        title={"text": shown_title},
         height=height or max(220, min(640, 40 + 28 * rows)),
         margin={"l": 10, "r": 10, "t": 60 if title else 30, "b": 10},
         font={"family": FONT_FAMILY},

@@ -1,7 +1,8 @@
 """Figures for masks: a boolean mask as a two-colour grid, and a padded sentence's weights
 with the padded query rows greyed out.
 
-Plain NumPy data in, `go.Figure` out (no torch, no streamlit), like figures/heads.py.
+Plain NumPy data in, `go.Figure` out (no torch, no streamlit), like figures/heads.py; all
+text is drawn literally (`figures.text.literal`, once per builder).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_core.figures.heads import CELL_TEXT_MAX, plot_matrix
+from attention_core.figures.text import literal, literals
 
 __all__ = ["figure_height", "plot_bool_matrix", "plot_padded_weights"]
 
@@ -37,17 +39,19 @@ def plot_bool_matrix(
     false_text: str = "False",
     height: int | None = None,
 ) -> go.Figure:
-    """A boolean (rows, cols) mask: blue = True (may attend), light grey = False."""
+    """A boolean (rows, cols) mask: blue = True (may attend), light grey = False; text literal."""
+    shown_title = literal(title)
     m = np.asarray(mask, dtype=bool)
     if m.ndim != 2 or m.size == 0:
-        return go.Figure(layout={"height": 120, "title": {"text": title}, "font": _FONT})
+        return go.Figure(layout={"height": 120, "title": {"text": shown_title}, "font": _FONT})
     rows, cols = m.shape
-    words = np.where(m, true_text, false_text)  # (rows, cols) hover and cell text
+    # escaped before they are spread over the cells: two strings, not rows × cols
+    words = np.where(m, literal(true_text), literal(false_text))  # (rows, cols) hover, cells
     show_text = cols <= 16 and rows <= CELL_TEXT_MAX * 2
     trace = go.Heatmap(
         z=m.astype(np.float32),
-        x=list(col_labels),
-        y=list(row_labels),
+        x=literals(col_labels),
+        y=literals(row_labels),
         zmin=0.0,
         zmax=1.0,
         colorscale=[
@@ -68,7 +72,7 @@ def plot_bool_matrix(
     fig.update_xaxes(type="category", side="top", tickangle=-45 if cols > 6 else 0)
     fig.update_yaxes(type="category", autorange="reversed")
     fig.update_layout(
-        title={"text": title},
+        title={"text": shown_title},
         height=height or max(160, min(700, 110 + 34 * rows)),
         margin={"l": 10, "r": 10, "t": 110 if title else 70, "b": 10},
         font=_FONT,
@@ -86,7 +90,9 @@ def plot_padded_weights(
     height: int | None = None,
 ) -> go.Figure:
     """(n, n) weights of one padded sentence; rows of padded queries are covered in grey
-    (they are computed, but nothing reads them). The data underneath is unchanged."""
+    (they are computed, but nothing reads them). The data underneath is unchanged.
+
+    Labels and title are escaped by `plot_matrix`; only `padded_text` is escaped here."""
     w = np.asarray(weights, dtype=np.float32)
     n = w.shape[0] if w.ndim == 2 else 0
     fig = plot_matrix(
@@ -119,7 +125,7 @@ def plot_padded_weights(
         )
     if padded_text and not real.all():
         fig.add_annotation(
-            text=padded_text,
+            text=literal(padded_text),
             xref="paper",
             yref="paper",
             x=0.0,

@@ -4,6 +4,8 @@ Same two-step shape as the other figure modules (optuna's visualization style): 
 functions turn trace arrays into plain data (`merge_heads`, `query_row`, `pair_grid`),
 and `plot_*` functions turn plain data into a `go.Figure`. All text (titles, axis names,
 legend entries) comes in as arguments, already translated: no i18n and no streamlit here.
+Each builder escapes that text once (`figures.text.literal`), so Plotly draws tokens as typed;
+those that delegate to `plot_matrix` leave its arguments to it.
 
 Trace arrays are the ones of `attention_core.pipeline.Analysis.trace` (batch axis
 dropped): q, k, v, head_outputs (H, n, D); scores, scaled, weights (H, n, n).
@@ -19,6 +21,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attention_core.figures.heads import HeadGrid, plot_matrix
+from attention_core.figures.text import literal, literals
 
 __all__ = [
     "QueryRow",
@@ -112,7 +115,10 @@ def plot_step_matrix(
     title: str = "",
     **options: object,
 ) -> go.Figure:
-    """`plot_matrix` with room between the title and the column labels (drawn on top)."""
+    """`plot_matrix` with room between the title and the column labels (drawn on top).
+
+    Raw labels and title: `plot_matrix` escapes them.
+    """
     fig = plot_matrix(matrix, row_labels, col_labels, title=title, **options)
     fig.update_layout(margin={"t": 100 if title else 60})
     return fig
@@ -153,9 +159,11 @@ def plot_query_row(
     """Three bar charts of one query row: raw scores, scaled scores, softmax weights.
 
     Side by side for short sentences, one above another for long ones; the key with the
-    largest weight is drawn in the highlight colour in all three.
+    largest weight is drawn in the highlight colour in all three. Text is drawn literally.
     """
-    labels = list(key_labels)
+    labels = literals(key_labels)
+    names = literals(titles)  # one per panel: subplot title, trace name
+    title = literal(title)
     n = len(labels)
     if n == 0:
         return go.Figure(layout={"height": 120, "title": {"text": title}})
@@ -164,14 +172,12 @@ def plot_query_row(
     fig = make_subplots(
         rows=rows,
         cols=cols,
-        subplot_titles=list(titles),
+        subplot_titles=names,
         horizontal_spacing=0.07,
         vertical_spacing=0.12,
     )
     colors = [HIGHLIGHT if j == row.top else SCALED_COLOR for j in range(n)]
-    for i, (name, values) in enumerate(
-        zip(titles, (row.raw, row.scaled, row.weights), strict=True)
-    ):
+    for i, (name, values) in enumerate(zip(names, (row.raw, row.scaled, row.weights), strict=True)):
         r, c = (i + 1, 1) if stacked else (1, i + 1)
         fig.add_trace(
             go.Bar(
@@ -208,6 +214,8 @@ def plot_dot_spread(
     y_title: str = "",
 ) -> go.Figure:
     """Measured std of q·k against d_k on log-log axes, with the √d_k reference line."""
+    measured_name, reference_name = literal(measured_name), literal(reference_name)
+    title, x_title, y_title = literal(title), literal(x_title), literal(y_title)
     d = np.asarray(dims, dtype=np.float32)
     fig = go.Figure()
     fig.add_trace(
@@ -246,6 +254,8 @@ def plot_peakedness(
     y_title: str = "",
 ) -> go.Figure:
     """A softmax statistic (entropy or max weight, both in [0, 1]) against d_k, two curves."""
+    unscaled_name, scaled_name = literal(unscaled_name), literal(scaled_name)
+    title, x_title, y_title = literal(title), literal(x_title), literal(y_title)
     d = np.asarray(dims, dtype=np.float32)
     fig = go.Figure()
     for name, values, color in (
@@ -271,7 +281,7 @@ def _log2_axes(fig: go.Figure, d: np.ndarray, *, x_title: str, y_title: str, log
     """Log x axis ticked at the d_k actually measured (2, 4, …, 1024); legend under the plot.
 
     A log y axis is ticked at powers of two too: Plotly's own log ticks (2, 5, 10, 20…)
-    would hide that √d_k doubles for every fourfold d_k.
+    would hide that √d_k doubles for every fourfold d_k. The titles come escaped.
     """
     ticks = [int(v) for v in d]
     fig.update_xaxes(type="log", title={"text": x_title}, tickvals=ticks, ticktext=ticks)
@@ -300,8 +310,10 @@ def plot_quiz_matrix(
     """One head's (n, n) weights, the quiz row boxed, the answer (and a wrong guess) boxed.
 
     Boxes rather than markers, so the cells' numbers stay readable; two empty traces
-    carry the legend entries for the boxes.
+    carry the legend entries for the boxes. Labels and title are escaped by `plot_matrix`,
+    the legend entries here.
     """
+    answer_name, guess_name = literal(answer_name), literal(guess_name)
     w = np.asarray(weights, dtype=np.float32)
     labels = list(labels)
     fig = plot_step_matrix(w, labels, labels, title=title, colorscale="Blues", zmin=0.0, zmax=1.0)

@@ -3,7 +3,8 @@
 Plain data in (steps, losses, accuracies as arrays), a `go.Figure` out; the heads
 themselves are drawn with `attention_core.figures.heads.plot_heads`. Arrays go to Plotly
 as float32 / int32 NumPy arrays, serialised as base64 typed arrays, so redrawing the
-curves a few times a second during training stays cheap.
+curves a few times a second during training stays cheap. Titles are drawn literally
+(`figures.text.literal`, escaped once at the entry); only the panel titles' bold is markup.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_core.figures.heads import FONT_FAMILY
+from attention_core.figures.text import literal
 
 __all__ = ["plot_curves"]
 
@@ -46,6 +48,8 @@ def plot_curves(
     accuracy of guessing. Accuracy is a fraction in [0, 1], shown in percent. No
     snapshots → an empty figure.
     """
+    loss_title, accuracy_title = literal(loss_title), literal(accuracy_title)
+    step_title, chance_title = literal(step_title), literal(chance_title)
     x = np.asarray(steps, dtype=np.int32).reshape(-1)  # (S,)
     loss = np.asarray(losses, dtype=np.float32).reshape(-1)  # (S,)
     accuracy = np.asarray(accuracies, dtype=np.float32).reshape(-1)  # (S,)
@@ -157,6 +161,7 @@ def plot_curves(
 
 
 def _panel_title(text: str, x: float) -> dict[str, Any]:
+    """A bold title above a panel; `text` comes escaped, the <b> is the only markup."""
     return {
         "text": f"<b>{text}</b>",
         "xref": "paper",
