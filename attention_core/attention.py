@@ -251,12 +251,18 @@ def _seeded_init(module: nn.Module, seed: int) -> None:
 def build_attention(
     kind: str, embed_dim: int, num_heads: int = 1, *, seed: int = 0, bias: bool = True
 ) -> SingleHeadAttention | MultiHeadAttention:
-    """A seeded module: `kind` is "single" or "multi" (num_heads is ignored for "single")."""
-    if kind == "single":
-        module: SingleHeadAttention | MultiHeadAttention = SingleHeadAttention(embed_dim, bias=bias)
-    elif kind == "multi":
-        module = MultiHeadAttention(embed_dim, num_heads, bias=bias)
-    else:
+    """A seeded module: `kind` is "single" or "multi" (num_heads is ignored for "single").
+
+    Its weights are a pure function of (kind, embed_dim, num_heads, seed, bias), and
+    building it leaves torch's global random state as it was (nn.Linear's own default
+    initialisation draws from it before `_seeded_init` replaces those weights)."""
+    if kind not in ("single", "multi"):
         raise ValueError(f"kind must be 'single' or 'multi', got {kind!r}")
+    with torch.random.fork_rng(devices=[]):  # restores the global CPU generator on exit
+        module: SingleHeadAttention | MultiHeadAttention = (
+            SingleHeadAttention(embed_dim, bias=bias)
+            if kind == "single"
+            else MultiHeadAttention(embed_dim, num_heads, bias=bias)
+        )
     _seeded_init(module, seed)
     return module.eval()

@@ -184,6 +184,16 @@ def test_weights_are_a_pure_function_of_sizes_and_seed():
     assert not torch.equal(a["query_linear.weight"], c["query_linear.weight"])
 
 
+def test_building_a_module_leaves_the_global_random_state_alone():
+    # a notebook's own torch.manual_seed(...) sequence must not depend on the app's calls
+    torch.manual_seed(0)
+    expected = torch.rand(3)
+    torch.manual_seed(0)
+    build_attention("multi", 16, 4, seed=7)
+    build_attention("single", 8, seed=1)
+    assert torch.equal(torch.rand(3), expected)
+
+
 def test_same_seed_bit_identical_across_processes():
     code = (
         "from attention_core.attention import build_attention;"
