@@ -86,6 +86,8 @@ def streamlit_server(
         "false",
         "--server.fileWatcherType",
         "none",
+        "--server.scriptHealthCheckEnabled",  # for warm-ups, as deploy/run_replicas.py does
+        "true",
     ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     # a file, not a pipe: a pipe nobody reads would block a chatty server

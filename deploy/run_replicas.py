@@ -3,8 +3,10 @@
     python deploy/run_replicas.py --replicas 3 --listen 0.0.0.0:8080
 
 starts `streamlit run app.py` on 127.0.0.1:8501..8503, waits until each answers
-/_stcore/health, writes an nginx configuration (deploy/make_nginx_conf.py) into a scratch
-directory and runs nginx in the foreground. Ctrl-C stops everything. The replicas share
+/_stcore/health, warms each one up (`warm_up`: the app script runs once, so torch, jieba
+and the default view are loaded before the first student arrives), writes an nginx
+configuration (deploy/make_nginx_conf.py) into a scratch directory and runs nginx in the
+foreground. Ctrl-C stops everything. The replicas share
 one cookie secret so that a browser moved to another replica (after one died) keeps
 valid cookies. The functions are also used by tests/browser/test_replicas.py.
 """
@@ -28,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_nginx_conf import make_temp_dirs, render
 
-__all__ = ["APP_DIR", "start_nginx", "start_replica", "stop", "wait_healthy"]
+__all__ = ["APP_DIR", "start_nginx", "start_replica", "stop", "wait_healthy", "warm_up"]
 
 APP_DIR = Path(__file__).resolve().parent.parent
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -58,6 +60,7 @@ def start_replica(
         "--server.port", str(port),
         "--server.fileWatcherType", "none",
         "--browser.gatherUsageStats", "false",
+        "--server.scriptHealthCheckEnabled", "true",  # for warm_up
     ]  # fmt: skip
     out = open(log, "wb")
     return subprocess.Popen(
@@ -79,6 +82,23 @@ def wait_healthy(url: str, *, timeout: float = 90.0, proc: subprocess.Popen | No
             pass
         time.sleep(0.3)
     raise TimeoutError(f"{url} did not answer within {timeout:.0f} s")
+
+
+def warm_up(base_url: str, *, timeout: float = 120.0) -> str:
+    """Run the app script inside the replica at `base_url` (Streamlit's script health check,
+    enabled by `start_replica`) and return its answer, "ok" when it ran cleanly.
+
+    The first session of a fresh server otherwise pays for importing torch (~1.7 s here)
+    and loading jieba's dictionary (~1 s) before its first heatmap. Twice: on a fresh
+    server the first run restarts itself (pages.common.entry_guard), and the health check
+    answers, and ends its session, as soon as that first run is over, cutting the rerun
+    that does the imports short; the second check runs the whole script."""
+    url = f"{base_url.rstrip('/')}/_stcore/script-health-check"
+    answers = []
+    for _ in range(2):
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            answers.append(response.read().decode("utf-8", "replace").strip())
+    return "ok" if answers == ["ok", "ok"] else " / ".join(answers)
 
 
 def start_nginx(
@@ -153,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         for port, proc in zip(ports, procs, strict=True):
             wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", proc=proc)
+            print(f"replica {port} warm-up: {warm_up(f'http://127.0.0.1:{port}')}")
         nginx = start_nginx(ports, listen=args.listen, prefix=scratch)
         procs.append(nginx)
         print(f"{len(ports)} replicas on {ports}; nginx on {args.listen}; logs in {scratch}")

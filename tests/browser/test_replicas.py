@@ -104,7 +104,9 @@ def test_dockerfile_is_well_formed():
     cmd = json.loads(args["CMD"])  # exec form: a JSON array
     assert cmd[:3] == ["streamlit", "run", "app.py"]
     assert cmd[cmd.index("--server.address") + 1] == "0.0.0.0"
-    assert "/_stcore/health" in args["HEALTHCHECK"] and args["USER"] != "root"
+    # the health check runs the app script, which the server must have enabled
+    assert "/_stcore/script-health-check" in args["HEALTHCHECK"] and args["USER"] != "root"
+    assert cmd[cmd.index("--server.scriptHealthCheckEnabled") + 1] == "true"
     health = json.loads(args["HEALTHCHECK"].split("CMD", 1)[1])
     assert health[0] == "python"  # the slim image has no curl
 
@@ -179,6 +181,8 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
             procs.append(replicas[port])
         for port, proc in replicas.items():
             run.wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", proc=proc)
+            # as deploy/run_replicas.py does: the app script runs once in each replica
+            assert run.warm_up(f"http://127.0.0.1:{port}") == "ok"
         prefix = tmp_path / "nginx"
         nginx = run.start_nginx(
             replica_ports, listen=f"127.0.0.1:{listen}", prefix=prefix, debug_upstream_header=True
