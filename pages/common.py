@@ -24,6 +24,10 @@ SETTING_KEYS = tuple(f.name for f in fields(Settings))
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$&\"'=^%@;,?/])")
+# Explicit bidi embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): in a
+# line of Markdown an unclosed U+202E would flip the text after it, chips of other tokens
+# included ("Trojan Source"). Right-to-left letters themselves are kept.
+_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 def entry_guard() -> None:
@@ -64,8 +68,8 @@ def option_labels(prefix: str) -> Callable[[object], str]:
 def md_escape(text: str) -> str:
     """User text made inert for st.markdown: every ASCII punctuation mark backslash-escaped
     (CommonMark allows it for all of them), so no HTML, link, LaTeX, emphasis or
-    directive can form; newlines become spaces."""
-    return _MD_SPECIAL.sub(r"\\\1", re.sub(r"\s+", " ", text))
+    directive can form; newlines become spaces; bidi override controls are dropped."""
+    return _MD_SPECIAL.sub(r"\\\1", re.sub(r"\s+", " ", _BIDI_CONTROLS.sub("", text)))
 
 
 def seeded(key: str, default: Any) -> Any:

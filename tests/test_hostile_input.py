@@ -212,6 +212,20 @@ def test_long_text_finishes_in_zh_tw_with_both_warnings():
     ]
 
 
+def test_a_bidi_override_cannot_flip_the_other_tokens_chips():
+    # U+202E (right-to-left override) never closed, U+2067 (RLI) isolate: dropped from the
+    # page's Markdown; Hebrew letters (right-to-left by nature) stay
+    text = "abc | \u202eevil | \u2067x\u2069 | שלום | def"
+    at = run_app({"text": text, "tokenizer": "manual", **SMALL})
+    assert_healthy(at)
+    chips = chips_markdown(at)
+    assert not set(chips) & {"\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2067"}
+    for i, token in enumerate(("abc", "evil", "x", "שלום", "def")):
+        assert f"[{i}:{md_escape(token)}]" in chips
+    # the chart keeps the tokens as they are: each tick label is its own SVG text
+    assert shown_labels(heatmaps(at)[0])[1] == "1:\u202eevil"
+
+
 # --- 1b. markup in the text: literal everywhere, never markup ---------------------------------
 def test_markup_as_manual_tokens_is_shown_literally():
     at = run_app({"text": " | ".join(MARKUP), "tokenizer": "manual", **SMALL})
