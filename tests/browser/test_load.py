@@ -18,8 +18,8 @@ Ctrl+Enter, the rerun. The latecomer is a normal tab: its heatmaps are painted.
 Reported (printed, and tests/artifacts/load.json): update latency p50/p95 (Ctrl+Enter →
 the run that drew the new chart has finished), first-view time, server CPU and RSS
 (psutil, children included). Nothing is asserted on time. A hard timeout ends the test.
-The 20-session run takes ~4-5 minutes here, so it is marked `load` (deselected by default;
-`pytest -m load`); ATTENTION_LOAD_EDITS=5 halves the editing part.
+The 20-session run takes ~2.5-3 minutes on a quiet 2-core machine, so it is marked `load`
+(deselected by default; `pytest -m load`); ATTENTION_LOAD_EDITS=5 halves the editing part.
 
 Each update also checks the student's own settings (8 heads, the address bar's values);
 a smaller class (8 students, 3 edits, ~40 s) runs in the default suite for that.
@@ -46,8 +46,8 @@ from attention_core.tokenize import tokenize
 
 from .conftest import ARTIFACTS_DIR, CHROMIUM, CHROMIUM_ARGS, _free_port, require_browser_tools
 
-# Deselected by default (see pyproject.toml): 20 Chromium contexts saturate a 2-core
-# machine, so this runs on request: `pytest -m load`.
+# The 20-session tests are marked `load` below, deselected by default (pyproject.toml): 20
+# Chromium contexts saturate a 2-core machine. The small class runs in the default suite.
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SESSIONS = 20
