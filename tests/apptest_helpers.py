@@ -34,6 +34,33 @@ def run_app(
     return at
 
 
+def open_after_first_run(page: str, params: dict[str, str] | None = None, **state: Any) -> AppTest:
+    """`page` after the app's first run with `params` in the URL, `state` set before the
+    page's run; fails on an exception. zh-TW: pass lang="zh-TW" as state and do not rerun
+    (see test_page_handmade)."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update(params or {})
+    at.run()
+    at.switch_page(page)
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def charts(at: AppTest) -> dict[str, dict[str, Any]]:
+    """Key → Plotly spec of every chart on the page (the key ends the element id)."""
+    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def chart(at: AppTest, key: str) -> dict[str, Any]:
+    """The spec of the chart with `key`; fails, naming the charts there are, if none."""
+    found = charts(at)
+    assert key in found, f"no chart {key!r}; charts: {sorted(found)}"
+    return found[key]
+
+
 def figures(at: AppTest) -> list[dict[str, Any]]:
     """Every plotly_chart on the page, as its JSON spec."""
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]

@@ -5,13 +5,12 @@ Builds on tests/apptest_helpers.py (decode, texts); HF_HUB_OFFLINE is set by con
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
 import numpy as np
 import torch
-from apptest_helpers import APP, TIMEOUT, decode, texts
+from apptest_helpers import APP, TIMEOUT, charts, decode, texts
 from streamlit.testing.v1 import AppTest
 
 from attention_core.attention import build_attention, causal_mask
@@ -48,15 +47,6 @@ def open_page(
         at.session_state[key] = value
     at.run()
     return at
-
-
-def charts(at: AppTest) -> dict[str, dict[str, Any]]:
-    """Key → Plotly spec of every chart on the page (the key ends the element id)."""
-    out = {}
-    for chart in at.get("plotly_chart"):
-        key = chart.proto.id.rsplit("-", 1)[-1]
-        out[key] = json.loads(chart.proto.spec)
-    return out
 
 
 def reference(

@@ -4,14 +4,13 @@ differ are reported instead of subtracted, and both languages render. Offline.""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import apptest_helpers
 import numpy as np
 import pytest
-from apptest_helpers import decode
+from apptest_helpers import chart, decode
 from streamlit.testing.v1 import AppTest
 
 from attention_core.pipeline import analyze
@@ -40,12 +39,6 @@ def open_page(*, lang: str = "en", **state: object) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
-
-
-def chart(at: AppTest, key: str) -> dict:
-    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith("-" + key)]
-    assert found, f"no chart {key!r}; charts: {[c.proto.id for c in at.get('plotly_chart')]}"
-    return json.loads(found[0].proto.spec)
 
 
 def has_chart(at: AppTest, key: str) -> bool:

@@ -3,13 +3,12 @@ pipeline's matrix without positions, and not with them; the shuffle button moves
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
 import numpy as np
 import pytest
-from apptest_helpers import decode
+from apptest_helpers import charts, decode, open_after_first_run
 from streamlit.testing.v1 import AppTest
 
 from attention_core.i18n import t
@@ -21,22 +20,8 @@ PAGE = "pages/positions.py"
 
 
 def open_page(params: dict[str, str] | None = None, **state: object) -> AppTest:
-    """The page after its first render (`params` in the URL, `state` set before it runs).
-    zh-TW: pass lang="zh-TW" as state and do not rerun (see test_page_handmade)."""
-    at = AppTest.from_file("../app.py", default_timeout=120)
-    at.query_params.update(params or {})
-    at.run()
-    at.switch_page(PAGE)
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.run()
-    assert not at.exception
-    return at
-
-
-def charts(at: AppTest) -> dict[str, dict[str, Any]]:
-    """Chart key → Plotly spec."""
-    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    """The page after its first render (`params` in the URL, `state` set before it runs)."""
+    return open_after_first_run(PAGE, params, **state)
 
 
 def z(spec: dict[str, Any]) -> np.ndarray:

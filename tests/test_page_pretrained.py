@@ -9,14 +9,13 @@ as when the package is absent, and the page's model cache is cleared so it must 
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_helpers import decode
+from apptest_helpers import chart, decode
 from streamlit.testing.v1 import AppTest
 
 from attention_core.compare import untrained_attention
@@ -72,12 +71,6 @@ def open_page(text: str = CHINESE, *, lang: str = "en", **state: object) -> AppT
     at.run()
     assert not at.exception, at.exception
     return at
-
-
-def chart(at: AppTest, key: str) -> dict:
-    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith("-" + key)]
-    assert found, f"no chart {key!r}; charts: {[c.proto.id for c in at.get('plotly_chart')]}"
-    return json.loads(found[0].proto.spec)
 
 
 def texts(elements) -> str:

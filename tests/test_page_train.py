@@ -5,13 +5,12 @@ page's session key, and both languages render. Offline, no browser."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 
 import numpy as np
 import pytest
-from apptest_helpers import decode, run_app, texts
+from apptest_helpers import chart, decode, run_app, texts
 from streamlit.testing.v1 import AppTest
 
 from attention_core.train import default_config
@@ -27,12 +26,6 @@ def open_train(params: dict[str, str] | None = None, **state: object) -> AppTest
     at = run_app(params, page=PAGE, **state)
     assert not at.exception, at.exception
     return at
-
-
-def chart(at: AppTest, key: str) -> dict:
-    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith("-" + key)]
-    assert found, f"no chart {key!r}: {[c.proto.id for c in at.get('plotly_chart')]}"
-    return json.loads(found[0].proto.spec)
 
 
 def panels(at: AppTest, key: str) -> list[np.ndarray]:
