@@ -25,10 +25,10 @@ from attention_core.settings import (
 )
 from pages.common import (
     SETTING_KEYS,
+    choose,
     current_settings,
     entry_guard,
     md_escape,
-    option_labels,
     tr,
 )
 
@@ -77,39 +77,39 @@ def _examples() -> dict[str, list[str]]:
 # at its built-in default, which the next rerun sends back. Measured: 8 students opening
 # together lost embed_dim/num_heads/tokenizer in most tabs (tests/browser/test_load.py).
 with st.sidebar:
-    st.radio(
+    choose(
+        st.radio,
         tr("lang_label"),
         LANGS,
-        index=LANGS.index(state["lang"]),
         key="lang",
         horizontal=True,
-        format_func=lambda code: {"en": "English", "zh-TW": "繁體中文"}[code],
+        format_func={"en": "English", "zh-TW": "繁體中文"}.__getitem__,
     )
     st.text_area(tr("text_label"), state["text"], key="text", help=tr("text_help"), height=90)
     examples = _examples()
-    st.selectbox(
+    choose(
+        st.selectbox,
         tr("example_label"),
         [s for group in examples.values() for s in group],
-        index=None,
         key="example",
         placeholder=tr("example_none"),
         on_change=_use_example,
     )
     st.subheader(tr("model_header"))
-    st.selectbox(
+    choose(
+        st.selectbox,
         tr("tokenizer_label"),
         TOKENIZERS,
-        index=TOKENIZERS.index(state["tokenizer"]),
         key="tokenizer",
-        format_func=option_labels("tokenizer"),
+        format_func=lambda option: tr(f"tokenizer_{option}"),
     )
-    st.radio(
+    choose(
+        st.radio,
         tr("attention_label"),
         ATTENTION_KINDS,
-        index=ATTENTION_KINDS.index(state["attention"]),
         key="attention",
         horizontal=True,
-        format_func=option_labels("attention"),
+        format_func=lambda option: tr(f"attention_{option}"),
     )
     st.number_input(
         tr("embed_dim_label"),
@@ -122,10 +122,10 @@ with st.sidebar:
     )
     if state["num_heads"] not in head_options(state["embed_dim"]):
         _fit_heads()
-    st.select_slider(
+    choose(
+        st.select_slider,
         tr("num_heads_label"),
         head_options(state["embed_dim"]),
-        state["num_heads"],
         key="num_heads",
         disabled=state["attention"] == "single",
         help=tr("num_heads_help", head_dim=state["embed_dim"] // state["num_heads"]),

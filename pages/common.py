@@ -7,7 +7,7 @@ they read like a description of the UI; the computing is in `attention_core`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import astuple, fields, replace
 from typing import TYPE_CHECKING, Any
 
@@ -83,6 +83,87 @@ def seeded(key: str, default: Any) -> Any:
     if key not in state:
         state[key] = default
     return state[key]
+
+
+_NO_VALUE = object()
+_INDEX_ARG = {  # how each option widget is told its initial selection
+    "selectbox": "index",
+    "radio": "index",
+    "select_slider": "value",
+    "segmented_control": "default",
+    "pills": "default",
+}
+
+
+def choose(
+    widget: Callable[..., Any],
+    label: str,
+    options: Sequence[Any],
+    *,
+    key: str,
+    format_func: Callable[[Any], object] = str,
+    default: Any = None,
+    **kwargs: Any,
+) -> Any:
+    """An option widget (selectbox, radio, select_slider, segmented_control, pills) whose
+    value survives a change of its labels: a language switch, a new sentence.
+
+    The browser sends an option widget's value back as the *label* it shows. After the
+    labels change (English → 中文) a tab can still send the old label: on the next click,
+    while a rerun is on its way, or from a tab slow to mount. Streamlit then hands back a
+    label that is no option (selectbox, radio), the widget's default (select_slider), or
+    nothing. So every option widget goes through here, which
+    - maps a stale label back to its option, from the labels this widget drew before;
+    - otherwise keeps the last value it held (or `default`, the first time);
+    - draws the widget with that value as its own default (a tab that sends no state for
+      it gets the right value drawn), and re-asserts it whenever the labels changed, so the
+      browser replaces the old label at once instead of sending it back later;
+    - computes the labels now, in this run's language: Streamlit (and AppTest) may call
+      `format_func` outside the script run, where the session's language is not visible.
+
+    `options` are plain values (str, int); `default=None` starts with nothing selected
+    where the widget allows it. Returns the widget's value, like the widget itself.
+    """
+    state = st.session_state
+    options = list(options)
+    labels = [str(format_func(option)) for option in options]
+    memo_key = f"_choice.{key}"
+    memo: dict[str, Any] = state.get(memo_key, {})
+    drawn = memo.get("drawn", {})  # label → option, of this widget's last two draws
+
+    raw = state[key] if key in state else _NO_VALUE
+    if raw is None or (raw is not _NO_VALUE and raw in options):
+        value = raw
+    elif isinstance(raw, str) and drawn.get(raw, _NO_VALUE) in options:
+        value = drawn[raw]  # a label drawn earlier: another language, an older sentence
+    elif memo.get("value", _NO_VALUE) in options:
+        value = memo["value"]
+    else:
+        value = default if default in options else None
+    if value is None and widget.__name__ in ("radio", "select_slider") and options:
+        value = options[0]  # these two always hold a value
+    relabelled = memo.get("labels", labels) != labels
+    if raw is not _NO_VALUE and (relabelled or value != raw or type(value) is not type(raw)):
+        state[key] = value  # sent to the browser with its current label
+
+    arg = _INDEX_ARG[widget.__name__]
+    initial = value if arg != "index" else None if value is None else options.index(value)
+    result = widget(
+        label,
+        options,
+        key=key,
+        format_func=lambda option: labels[options.index(option)] if option in options else "",
+        **{arg: initial},
+        **kwargs,
+    )
+    now = dict(zip(labels, options, strict=True))
+    state[memo_key] = {
+        "value": result,
+        "labels": labels,
+        "drawn": {**memo.get("now", {}), **now},
+        "now": now,
+    }
+    return result
 
 
 def current_settings() -> Settings:
