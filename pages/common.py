@@ -13,11 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from attention_core.figures.toolbar import chart_config
 from attention_core.i18n import DEFAULT_LANG, t
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.settings import Settings
 
 if TYPE_CHECKING:  # torch-heavy modules load lazily, after the sidebar has painted
+    import plotly.graph_objects as go
+
     from attention_core.pipeline import Analysis
 
 SETTING_KEYS = tuple(f.name for f in fields(Settings))
@@ -56,15 +59,6 @@ def tr(key: str, /, **params: object) -> str:
     return t(key, lang(), **params)
 
 
-def option_labels(prefix: str) -> Callable[[object], str]:
-    """format_func for an option widget: option → catalog text `<prefix>_<option>`.
-
-    The language is read now, not when Streamlit calls the function: AppTest calls it
-    outside the script run, where the session's language is not visible."""
-    code = lang()
-    return lambda option: t(f"{prefix}_{option}", code)
-
-
 def md_escape(text: str) -> str:
     """User text made inert for st.markdown: every ASCII punctuation mark backslash-escaped
     (CommonMark allows it for all of them), so no HTML, link, LaTeX, emphasis or
@@ -92,6 +86,7 @@ _INDEX_ARG = {  # how each option widget is told its initial selection
     "select_slider": "value",
     "segmented_control": "default",
     "pills": "default",
+    "multiselect": "default",
 }
 
 
@@ -105,8 +100,9 @@ def choose(
     default: Any = None,
     **kwargs: Any,
 ) -> Any:
-    """An option widget (selectbox, radio, select_slider, segmented_control, pills) whose
-    value survives a change of its labels: a language switch, a new sentence.
+    """An option widget (selectbox, radio, select_slider, segmented_control, pills,
+    multiselect) whose value survives a change of its labels: a language switch, a new
+    sentence.
 
     The browser sends an option widget's value back as the *label* it shows. After the
     labels change (English → 中文) a tab can still send the old label: on the next click,
@@ -132,22 +128,33 @@ def choose(
     drawn = memo.get("drawn", {})  # label → option, of this widget's last two draws
 
     raw = state[key] if key in state else _NO_VALUE
-    if raw is None or (raw is not _NO_VALUE and raw in options):
-        value = raw
-    elif isinstance(raw, str) and drawn.get(raw, _NO_VALUE) in options:
-        value = drawn[raw]  # a label drawn earlier: another language, an older sentence
+
+    def resolve(item: Any) -> Any:
+        if item in options:
+            return item
+        if isinstance(item, str) and drawn.get(item, _NO_VALUE) in options:
+            return drawn[item]  # a label drawn earlier: another language, an older sentence
+        return _NO_VALUE
+
+    if widget.__name__ == "multiselect":  # a list of options; unknown items are dropped
+        if isinstance(raw, list):
+            value = [v for v in map(resolve, raw) if v is not _NO_VALUE]
+        else:
+            value = [v for v in memo.get("value", default or []) if v in options]
+    elif raw is None or resolve(raw) is not _NO_VALUE:
+        value = None if raw is None else resolve(raw)
     elif memo.get("value", _NO_VALUE) in options:
         value = memo["value"]
     else:
         value = default if default in options else None
-    if value is None and widget.__name__ in ("radio", "select_slider") and options:
-        value = options[0]  # these two always hold a value
+    if value is None and widget.__name__ == "select_slider" and options:
+        value = options[0]  # a slider always holds a value
     relabelled = memo.get("labels", labels) != labels
     if raw is not _NO_VALUE and (relabelled or value != raw or type(value) is not type(raw)):
         state[key] = value  # sent to the browser with its current label
 
     arg = _INDEX_ARG[widget.__name__]
-    initial = value if arg != "index" else None if value is None else options.index(value)
+    initial = options.index(value) if arg == "index" and value is not None else value
     result = widget(
         label,
         options,
@@ -164,6 +171,13 @@ def choose(
         "now": now,
     }
     return result
+
+
+def forget(*keys: str) -> None:
+    """Drop what option widgets `keys` hold, so they start again from their defaults."""
+    for key in keys:
+        st.session_state.pop(key, None)
+        st.session_state.pop(f"_choice.{key}", None)
 
 
 def current_settings() -> Settings:
@@ -263,3 +277,16 @@ def highlighted_text(text: str, start: int, end: int) -> None:
     before, span, after = text[:start], text[start:end], text[end:]
     middle = f":orange-background[{md_escape(span)}]" if span else ""
     st.markdown(md_escape(before) + middle + md_escape(after))
+
+
+def show_chart(
+    figure: go.Figure,
+    *,
+    key: str,
+    where: Any = st,
+    filename: str | None = None,
+    **kwargs: Any,
+) -> None:
+    """A Plotly chart with the toolbar in the interface's language (in `where`, a column
+    or placeholder, when given); `filename` names the PNG download."""
+    where.plotly_chart(figure, key=key, config=chart_config(lang(), filename=filename), **kwargs)

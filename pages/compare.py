@@ -32,11 +32,13 @@ from attention_core.settings import MAX_SEED, TOKENIZERS, head_options, nearest_
 from attention_core.stats import STAT_NAMES, head_similarity, head_stats, similarity_order
 from pages.common import (
     analysis_or_stop,
+    choose,
     current_settings,
     entry_guard,
+    forget,
     md_escape,
-    option_labels,
     seeded,
+    show_chart,
     token_chips,
     tr,
 )
@@ -54,16 +56,9 @@ SORT_KEYS = ("head", *STAT_NAMES)
 HALF_WIDTH_PX = 520  # what a chart in one of two columns gets in the wide layout
 
 
-def _valid(key: str, options: list[int], default: int) -> None:
-    """Keep a stored choice valid when the options change (another model, fewer heads)."""
-    if state.get(key) not in options:
-        state[key] = default
-
-
 def _reset_pair() -> None:
     """Another source or mode: heads A and B start again from their defaults."""
-    for key in ("compare_a", "compare_b"):
-        state.pop(key, None)
+    forget("compare_a", "compare_b")
 
 
 def _names(heads: int, template: str = "compare_head_name") -> list[str]:
@@ -74,12 +69,12 @@ def heads_side_by_side(weights: np.ndarray, labels: list[str], names: list[str])
     """The chosen heads of one model on one shared colour scale."""
     H = weights.shape[0]
     st.subheader(tr("compare_heads_header"))
-    chosen = [h for h in state.get("compare_heads", list(range(min(H, 4)))) if 0 <= h < H]
-    state["compare_heads"] = chosen
-    picked = st.multiselect(
+    picked = choose(
+        st.multiselect,
         tr("compare_heads_label"),
         list(range(H)),
         key="compare_heads",
+        default=list(range(min(H, 4))),
         format_func=names.__getitem__,
         help=tr("compare_heads_help"),
     )
@@ -89,10 +84,9 @@ def heads_side_by_side(weights: np.ndarray, labels: list[str], names: list[str])
     grid = head_grid(
         weights, labels, heads=sorted(picked), head_title=tr("compare_head_name", i="{i}")
     )
-    st.plotly_chart(
+    show_chart(
         without_cramped_text(plot_heads(grid, colorbar_title=tr("compare_weight"))),
         key="compare_heads_chart",
-        config={"displaylogo": False},
     )
 
 
@@ -107,14 +101,22 @@ def difference(
 ) -> None:
     """A − B of one head from each stack, on the same tokens; diverging colours around 0."""
     st.subheader(tr("compare_diff_header"), help=tr("compare_diff_help"))
-    _valid("compare_a", list(range(len(names_a))), 0)
-    _valid("compare_b", list(range(len(names_b))), min(default_b, len(names_b) - 1))
     left, right = st.columns(2)
-    a = left.selectbox(
-        tr("compare_a_label"), range(len(names_a)), key="compare_a", format_func=names_a.__getitem__
+    a = choose(
+        left.selectbox,
+        tr("compare_a_label"),
+        range(len(names_a)),
+        key="compare_a",
+        default=0,
+        format_func=names_a.__getitem__,
     )
-    b = right.selectbox(
-        tr("compare_b_label"), range(len(names_b)), key="compare_b", format_func=names_b.__getitem__
+    b = choose(
+        right.selectbox,
+        tr("compare_b_label"),
+        range(len(names_b)),
+        key="compare_b",
+        default=min(default_b, len(names_b) - 1),
+        format_func=names_b.__getitem__,
     )
     diff = head_difference(weights_a[a], weights_b[b])  # (n, n)
     peak = difference_peak(diff)
@@ -122,7 +124,7 @@ def difference(
         st.success(tr("compare_diff_zero"))
     else:
         st.caption(tr("compare_diff_max", value=peak))
-    st.plotly_chart(
+    show_chart(
         plot_difference(
             diff,
             labels,
@@ -130,7 +132,6 @@ def difference(
             colorbar_title=tr("compare_diff_colorbar"),
         ),
         key="compare_diff_chart",
-        config={"displaylogo": False},
     )
 
 
@@ -146,19 +147,21 @@ def statistics(groups: list[tuple[np.ndarray, list[str], list[str]]]) -> None:
         stats += group_stats
         rows += stats_rows(group_stats, names, labels)
     c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
-    sort_key = c1.selectbox(
+    sort_key = choose(
+        c1.selectbox,
         tr("compare_sort_label"),
         SORT_KEYS,
-        index=SORT_KEYS.index(seeded("compare_sort", "entropy")),
         key="compare_sort",
-        format_func=option_labels("compare_stat"),
+        default="entropy",
+        format_func=lambda stat: tr(f"compare_stat_{stat}"),
     )
-    metric = c2.selectbox(
+    metric = choose(
+        c2.selectbox,
         tr("compare_metric_label"),
         STAT_NAMES,
-        index=STAT_NAMES.index(seeded("compare_metric", "entropy")),
         key="compare_metric",
-        format_func=option_labels("compare_stat"),
+        default="entropy",
+        format_func=lambda stat: tr(f"compare_stat_{stat}"),
     )
     descending = c3.toggle(
         tr("compare_descending_label"),
@@ -182,7 +185,7 @@ def statistics(groups: list[tuple[np.ndarray, list[str], list[str]]]) -> None:
         key="compare_stats_table",
         height="content" if len(rows) <= 24 else "auto",  # every head visible, no scrolling
     )
-    st.plotly_chart(
+    show_chart(
         plot_stat_bars(
             [row[metric] for row in rows],
             [str(row["head"]) for row in rows],
@@ -190,7 +193,6 @@ def statistics(groups: list[tuple[np.ndarray, list[str], list[str]]]) -> None:
             axis_title=tr(f"compare_stat_{metric}"),
         ),
         key="compare_stats_chart",
-        config={"displaylogo": False},
     )
 
 
@@ -201,12 +203,11 @@ def similarity(weights: np.ndarray, names: list[str]) -> None:
         st.info(tr("compare_one_head"))
         return
     sim = head_similarity(weights)  # (H, H)
-    st.plotly_chart(
+    show_chart(
         plot_similarity(
             sim, names, order=similarity_order(sim), colorbar_title=tr("compare_sim_colorbar")
         ),
         key="compare_sim_chart",
-        config={"displaylogo": False},
     )
 
 
@@ -231,19 +232,21 @@ def config_b_widgets(settings: Settings) -> Settings:
     seed = c1.number_input(
         tr("compare_b_seed_label"), 0, MAX_SEED, b_seed, step=1, key="compare_b_seed"
     )
-    num_heads = c2.select_slider(
+    num_heads = choose(
+        c2.select_slider,
         tr("compare_b_num_heads_label"),
         head_options(settings.embed_dim),
-        state["compare_b_num_heads"],
         key="compare_b_num_heads",
+        default=state["compare_b_num_heads"],
         disabled=settings.attention == "single",
     )
-    tokenizer = c3.selectbox(
+    tokenizer = choose(
+        c3.selectbox,
         tr("compare_b_tokenizer_label"),
         TOKENIZERS,
-        index=TOKENIZERS.index(seeded("compare_b_tokenizer", settings.tokenizer)),
         key="compare_b_tokenizer",
-        format_func=option_labels("tokenizer"),
+        default=settings.tokenizer,
+        format_func=lambda option: tr(f"tokenizer_{option}"),
     )
     causal = c4.toggle(
         tr("compare_b_causal_label"),
@@ -290,7 +293,7 @@ def two_configs(settings: Settings) -> None:
                 positional=tr("compare_on") if s.positional else tr("compare_off"),
             )
         )
-        column.plotly_chart(
+        show_chart(
             without_cramped_text(
                 plot_heads(
                     head_grid(
@@ -305,7 +308,7 @@ def two_configs(settings: Settings) -> None:
                 width_px=HALF_WIDTH_PX,
             ),
             key=key,
-            config={"displaylogo": False},
+            where=column,
         )
     tokens_a = [t.label for t in a.tokens]
     tokens_b = [t.label for t in b.tokens]
@@ -335,15 +338,14 @@ settings = current_settings()
 # heads trained on the "Train attention live" page, sent here with its button
 trained = state.get("compare_trained")
 sources = (*SOURCES, "trained") if trained else SOURCES
-if state.get("compare_source") not in sources:
-    state["compare_source"] = "trained" if trained else "module"
 source = (
-    st.segmented_control(
+    choose(
+        st.segmented_control,
         tr("compare_source_label"),
         sources,
-        default=state["compare_source"],
         key="compare_source",
-        format_func=option_labels("compare_source"),
+        default="trained" if trained else "module",
+        format_func=lambda option: tr(f"compare_source_{option}"),
         required=True,
         on_change=_reset_pair,
     )
@@ -365,10 +367,9 @@ elif source == "pretrained":
             heads=model.num_heads,
         )
     )
-    _valid("compare_layer", list(range(model.num_layers)), 0)
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
-    layer = c1.select_slider(
-        tr("compare_layer_label"), range(model.num_layers), key="compare_layer", format_func=str
+    layer = choose(
+        c1.select_slider, tr("compare_layer_label"), range(model.num_layers), key="compare_layer"
     )
     hide = c2.toggle(
         tr("pretrained_hide_special_label"),
@@ -384,12 +385,13 @@ elif source == "pretrained":
     )
 else:
     mode = (
-        st.segmented_control(
+        choose(
+            st.segmented_control,
             tr("compare_mode_label"),
             MODES,
-            default=seeded("compare_mode", "heads"),
             key="compare_mode",
-            format_func=option_labels("compare_mode"),
+            default="heads",
+            format_func=lambda option: tr(f"compare_mode_{option}"),
             required=True,
             on_change=_reset_pair,
         )

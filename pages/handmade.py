@@ -31,7 +31,7 @@ from attention_core.handmade import (
 )
 from attention_core.limits import MAX_TEXT_CHARS
 from attention_core.tokenize import tokenize
-from pages.common import current_settings, entry_guard, md_escape, tr
+from pages.common import choose, current_settings, entry_guard, md_escape, show_chart, tr
 
 state = st.session_state
 ARTICLE_TEXT = " | ".join(ARTICLE_TOKENS)
@@ -112,7 +112,8 @@ left, middle, right = st.columns(3)
 left.button(tr("handmade_load_sidebar"), key="handmade_load", on_click=_load_sidebar)
 middle.button(tr("handmade_load_article"), key="handmade_article", on_click=_load_article)
 right.number_input(tr("handmade_dim_label"), 1, MAX_HANDMADE_DIM, step=1, key="handmade_dim")
-st.segmented_control(
+choose(
+    st.segmented_control,
     tr("handmade_fill_label"),
     ["identity", "uniform"],
     key="handmade_fill",
@@ -204,7 +205,7 @@ st.dataframe(
     column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in columns},
 )
 st.markdown(f"**{tr('handmade_heatmap_title')}**")
-st.plotly_chart(
+show_chart(
     plot_matrix(
         matrix,
         labels,

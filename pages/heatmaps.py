@@ -11,10 +11,12 @@ from attention_core.figures.heads import CELL_TEXT_MAX, IMAGE_CELLS, head_grid, 
 from attention_core.stats import head_stats
 from pages.common import (
     analysis_or_stop,
+    choose,
     current_settings,
     entry_guard,
     highlighted_text,
     md_escape,
+    show_chart,
     token_chips,
     tr,
 )
@@ -30,10 +32,10 @@ n, heads = len(labels), analysis.weights.shape[0]
 
 # --- tokens ------------------------------------------------------------------------------
 st.subheader(tr("tokens_header", n=n))
-pick = st.selectbox(
+pick = choose(
+    st.selectbox,
     tr("highlight_label"),
     range(n),
-    index=None,
     key="highlight_token",
     placeholder=tr("highlight_none"),
     format_func=lambda i: labels[i],
@@ -65,19 +67,20 @@ st.caption(
 exact = 0
 if grid.matrices.size > IMAGE_CELLS:  # heads beyond one are sent as colour-mapped pictures
     st.caption(tr("image_view_note", n=n))
-    exact = st.selectbox(
+    exact = choose(
+        st.selectbox,
         tr("exact_head_label"),
         range(len(grid.titles)),
         format_func=grid.titles.__getitem__,
         key="exact_head",
+        default=0,
     )
 elif n > CELL_TEXT_MAX * 4:
     st.caption(tr("large_view_note", n=n))
-png_name = download_name(settings.text, "png").removesuffix(".png")
-st.plotly_chart(
+show_chart(
     plot_heads(grid, colorbar_title=tr("weight_label"), exact=(exact,)),
     key="heads_chart",
-    config={"toImageButtonOptions": {"filename": png_name, "scale": 2}, "displaylogo": False},
+    filename=download_name(settings.text, "png").removesuffix(".png"),
 )
 
 # --- what each head does ------------------------------------------------------------------

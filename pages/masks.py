@@ -17,9 +17,11 @@ from pages.common import (
     SETTING_KEYS,
     analysis_or_stop,
     cached_analysis,
+    choose,
     current_settings,
     entry_guard,
     md_escape,
+    show_chart,
     token_chips,
     tr,
 )
@@ -48,12 +50,12 @@ heads = encoder.weights.shape[0]
 
 # --- one head side by side, or every head one model after the other ----------------------
 options = [0] if heads == 1 else [ALL_HEADS, *range(heads)]
-if state.get("masks_head") not in options:
-    state["masks_head"] = 0
-head = st.selectbox(
+head = choose(
+    st.selectbox,
     tr("masks_head_label"),
     options,
     key="masks_head",
+    default=0,
     format_func=lambda h: tr("masks_all_heads") if h == ALL_HEADS else tr("head_title", i=h),
 )
 st.caption(tr("masks_sidebar_note"))
@@ -64,7 +66,7 @@ if chosen is None:
         st.subheader(tr(f"{name}_header"))
         st.caption(tr(f"{name}_caption"))
         grid = head_grid(analysis.weights, labels, head_title=tr("head_title", i="{i}"))
-        st.plotly_chart(plot_heads(grid, colorbar_title=tr("weight_label")), key=name)
+        show_chart(plot_heads(grid, colorbar_title=tr("weight_label")), key=name)
 else:
     for column, (analysis, name) in zip(st.columns(2), models, strict=True):
         column.subheader(tr(f"{name}_header"))
@@ -72,7 +74,7 @@ else:
         grid = head_grid(
             analysis.weights, labels, head_title=tr("head_title", i="{i}"), heads=chosen
         )
-        column.plotly_chart(plot_heads(grid, colorbar_title=tr("weight_label")), key=name)
+        show_chart(plot_heads(grid, colorbar_title=tr("weight_label")), key=name, where=column)
 st.info(
     tr(
         "masks_future",
@@ -116,7 +118,7 @@ for b, name in enumerate(names):
     token_chips(batch.tokens[b])
 
 st.markdown(f"**{tr('masks_key_mask_title')}**")
-st.plotly_chart(
+show_chart(
     plot_bool_matrix(
         batch.key_mask,
         names,
@@ -128,7 +130,8 @@ st.plotly_chart(
 )
 st.caption(tr("masks_key_mask_caption"))
 
-pick = st.segmented_control(
+pick = choose(
+    st.segmented_control,
     tr("masks_sentence_label"),
     [0, 1],
     default=0,
@@ -139,7 +142,7 @@ b = 0 if pick is None else pick
 height = figure_height(batch.n)
 left, right = st.columns(2)
 left.markdown(f"**{tr('masks_allowed_title', name=names[b])}**")
-left.plotly_chart(
+show_chart(
     plot_bool_matrix(
         batch.allowed[b],
         batch.labels(b),
@@ -149,10 +152,11 @@ left.plotly_chart(
         false_text=tr("masks_false"),
     ),
     key="masks_allowed",
+    where=left,
 )
 head_name = tr("masks_mean_heads") if chosen is None else tr("head_title", i=head)
 right.markdown(f"**{tr('masks_padded_title', name=names[b], head=head_name)}**")
-right.plotly_chart(
+show_chart(
     plot_padded_weights(
         batch.view(b, None if chosen is None else head),
         batch.labels(b),
@@ -161,6 +165,7 @@ right.plotly_chart(
         padded_text=tr("masks_padded_rows"),
     ),
     key="masks_padded_weights",
+    where=right,
 )
 if batch.pad_weight == 0.0:
     st.success(tr("masks_pad_weight", value=batch.pad_weight))

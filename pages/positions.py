@@ -20,9 +20,11 @@ from attention_core.settings import Settings
 from pages.common import (
     SETTING_KEYS,
     analysis_or_stop,
+    choose,
     current_settings,
     entry_guard,
     md_escape,
+    show_chart,
     tr,
 )
 
@@ -82,16 +84,17 @@ _chips(shuffled_labels)
 st.caption(tr("positions_labels_note"))
 
 heads = result.plain.original.shape[0]
-if state.get("positions_head") not in range(heads):
-    state["positions_head"] = 0  # fewer heads than before: fall back to the first
 c1, c2 = st.columns(2)
-head = c1.selectbox(
+head = choose(
+    c1.selectbox,
     tr("positions_head_label"),
     range(heads),
     key="positions_head",
+    default=0,
     format_func=lambda h: tr("head_title", i=h),
 )
-view = c2.segmented_control(
+view = choose(
+    c2.segmented_control,
     tr("positions_view_label"),
     VIEWS,
     default="both",
@@ -111,9 +114,10 @@ for mode in ("plain", "positional"):
         (right, run.shuffled[head], shuffled_labels, tr("positions_shuffled_title")),
     ):
         column.markdown(f"**{title}**")
-        column.plotly_chart(
+        show_chart(
             plot_matrix(matrix, axis, axis, colorscale="Blues", zmid=None, zmin=0.0, zmax=1.0),
             key=f"positions_{mode}_{'original' if axis is labels else 'shuffled'}",
+            where=column,
         )
     same = run.max_difference < EXACT
     verdict = f"positions_{mode}_{'same' if same else 'different'}"
@@ -146,7 +150,7 @@ st.subheader(tr("positions_table_header"))
 st.caption(tr("positions_table_caption", dim=settings.embed_dim))
 st.markdown(f"**{tr('positions_table_title')}**")
 table = positional_table(n, settings.embed_dim)  # (n, C)
-st.plotly_chart(
+show_chart(
     plot_matrix(
         table,
         labels,

@@ -22,11 +22,12 @@ from attention_core.figures.compare import model_view, plot_model_view, without_
 from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.stats import head_stats
 from pages.common import (
+    choose,
     current_settings,
     entry_guard,
     md_escape,
-    option_labels,
     seeded,
+    show_chart,
     token_chips,
     tr,
 )
@@ -120,12 +121,13 @@ labels = pretrained_labels(result, hide_special=hide)
 token_chips(visible_tokens(result, hide_special=hide))
 
 # --- one view at a time: they are heavy ---------------------------------------------------
-view = st.segmented_control(
+view = choose(
+    st.segmented_control,
     tr("pretrained_view_label"),
     VIEWS,
-    default=seeded("pretrained_view", "model"),
     key="pretrained_view",
-    format_func=option_labels("pretrained_view"),
+    default="model",
+    format_func=lambda option: tr(f"pretrained_view_{option}"),
     required=True,
 )
 view = view or "model"
@@ -144,18 +146,14 @@ if view == "model":
     st.caption(tr("pretrained_model_view_caption", layers=L, heads=H))
     if grid.block > 1:
         st.caption(tr("pretrained_thumbs_note", n=len(labels), block=grid.block))
-    st.plotly_chart(
-        plot_model_view(grid, colorbar_title=tr("compare_weight")),
-        key="pretrained_model_chart",
-        config={"displaylogo": False},
+    show_chart(
+        plot_model_view(grid, colorbar_title=tr("compare_weight")), key="pretrained_model_chart"
     )
 
 elif view == "layer":
-    layer = st.select_slider(
-        tr("pretrained_layer_label"), range(L), key="pretrained_layer", format_func=str
-    )
+    layer = choose(st.select_slider, tr("pretrained_layer_label"), range(L), key="pretrained_layer")
     st.caption(tr("pretrained_layer_caption", layer=layer, heads=H, n=len(labels)))
-    st.plotly_chart(
+    show_chart(
         without_cramped_text(
             plot_heads(
                 head_grid(
@@ -165,7 +163,6 @@ elif view == "layer":
             )
         ),
         key="pretrained_layer_chart",
-        config={"displaylogo": False},
     )
 
 else:  # trained head vs the project's untrained module, same tokens
@@ -175,11 +172,10 @@ else:  # trained head vs the project's untrained module, same tokens
     own_heads = settings.heads
     _keep_in_range("pretrained_own_head", own_heads)
     c1, c2, c3 = st.columns(3)
-    layer = c1.select_slider(
-        tr("pretrained_layer_label"), range(L), key="pretrained_layer", format_func=str
-    )
-    head = c2.selectbox(tr("pretrained_head_label"), range(H), key="pretrained_head")
-    own = c3.selectbox(
+    layer = choose(c1.select_slider, tr("pretrained_layer_label"), range(L), key="pretrained_layer")
+    head = choose(c2.selectbox, tr("pretrained_head_label"), range(H), key="pretrained_head")
+    own = choose(
+        c3.selectbox,
         tr("pretrained_own_head_label"),
         range(own_heads),
         key="pretrained_own_head",
@@ -202,7 +198,7 @@ else:  # trained head vs the project's untrained module, same tokens
         st.markdown(
             tr("pretrained_real_title", model=md_escape(model_label(name)), layer=layer, head=head)
         )
-        st.plotly_chart(
+        show_chart(
             without_cramped_text(
                 plot_heads(
                     head_grid(real, labels, head_title=""), colorbar_title=tr("compare_weight")
@@ -216,7 +212,7 @@ else:  # trained head vs the project's untrained module, same tokens
         )
     with right:
         st.markdown(tr("pretrained_own_title", head=own, seed=settings.seed))
-        st.plotly_chart(
+        show_chart(
             without_cramped_text(
                 plot_heads(
                     head_grid(mine, labels, head_title=""), colorbar_title=tr("compare_weight")

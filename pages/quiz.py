@@ -12,7 +12,16 @@ import streamlit as st
 from attention_core.figures.heads import CELL_TEXT_MAX
 from attention_core.figures.steps import plot_quiz_matrix
 from attention_core.quiz import QuizRound, new_round
-from pages.common import analysis_or_stop, current_settings, entry_guard, md_escape, token_chips, tr
+from pages.common import (
+    analysis_or_stop,
+    choose,
+    current_settings,
+    entry_guard,
+    md_escape,
+    show_chart,
+    token_chips,
+    tr,
+)
 
 state = st.session_state
 DEFAULTS = {"quiz_score": 0, "quiz_answered": 0, "quiz_round_no": 0, "quiz_revealed": False}
@@ -89,10 +98,10 @@ st.caption(tr("quiz_chance", choices=quiz.choices, chance=quiz.chance))
 if state.get("quiz_guess") not in (None, *range(n)):  # a guess from a longer sentence
     state["quiz_guess"] = None
 picker = st.radio if n <= CELL_TEXT_MAX else st.selectbox
-picker(
+choose(
+    picker,
     tr("quiz_guess_label"),
     range(n),
-    index=None,
     key="quiz_guess",
     format_func=lambda j: labels[j],
     disabled=revealed,
@@ -129,4 +138,4 @@ if revealed:
         answer_name=tr("quiz_answer_name"),
         guess_name=tr("quiz_guess_name"),
     )
-    st.plotly_chart(fig, key="quiz_chart", config={"displaylogo": False})
+    show_chart(fig, key="quiz_chart")

@@ -22,14 +22,15 @@ from attention_core.stats import head_stats
 from pages.common import (
     analysis_or_stop,
     cached_analysis,
+    choose,
     current_settings,
     entry_guard,
     md_escape,
+    show_chart,
     tr,
 )
 
 KEY_CHOICES = (4, 8, 16, 32, 64, 128)
-CHART_CONFIG = {"displaylogo": False}
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -52,7 +53,9 @@ seed = seed_col.number_input(
     key="scaling_seed",
     help=tr("scaling_seed_help"),
 )
-n_keys = keys_col.select_slider(tr("scaling_keys_label"), KEY_CHOICES, value=16, key="scaling_keys")
+n_keys = choose(
+    keys_col.select_slider, tr("scaling_keys_label"), KEY_CHOICES, key="scaling_keys", default=16
+)
 temperature = temp_col.slider(
     tr("scaling_temperature_label"),
     0.1,
@@ -78,7 +81,7 @@ st.markdown(
         )
     )
 )
-st.plotly_chart(
+show_chart(
     plot_dot_spread(
         result.dims,
         result.dot_std,
@@ -89,7 +92,6 @@ st.plotly_chart(
         y_title=tr("scaling_axis_std"),
     ),
     key="scaling_chart_spread",
-    config=CHART_CONFIG,
 )
 
 # --- 2: what it does to softmax ------------------------------------------------------------
@@ -109,7 +111,7 @@ st.markdown(
 )
 names = {"unscaled_name": tr("scaling_unscaled_name"), "scaled_name": tr("scaling_scaled_name")}
 entropy_col, max_col = st.columns(2)
-entropy_col.plotly_chart(
+show_chart(
     plot_peakedness(
         result.dims,
         result.entropy_unscaled,
@@ -120,9 +122,9 @@ entropy_col.plotly_chart(
         **names,
     ),
     key="scaling_chart_entropy",
-    config=CHART_CONFIG,
+    where=entropy_col,
 )
-max_col.plotly_chart(
+show_chart(
     plot_peakedness(
         result.dims,
         result.max_weight_unscaled,
@@ -133,7 +135,7 @@ max_col.plotly_chart(
         **names,
     ),
     key="scaling_chart_max",
-    config=CHART_CONFIG,
+    where=max_col,
 )
 
 # --- 3: the sentence in the sidebar (last: an empty sentence stops only this part) --------
@@ -150,21 +152,20 @@ st.markdown(
     )
 )
 heads = scaled.weights.shape[0]
-if st.session_state.get("scaling_head", 0) not in range(heads):  # fewer heads than before
-    st.session_state["scaling_head"] = 0
-head = st.selectbox(
+head = choose(
+    st.selectbox,
     tr("scaling_head_label"),
     range(heads),
     key="scaling_head",
+    default=0,
     format_func=lambda i: tr("scaling_head_option", i=i),
     disabled=heads == 1,
 )
 titles = (tr("scaling_panel_unscaled"), tr("scaling_panel_scaled", divisor=scaled.divisor))
 grid = pair_grid(unscaled.weights[head], scaled.weights[head], scaled.labels, titles=titles)
-st.plotly_chart(
+show_chart(
     plot_heads(grid, colorbar_title=tr("scaling_weight_label"), cols=2),
     key="scaling_chart_sentence",
-    config=CHART_CONFIG,
 )
 stats_u, stats_s = head_stats(unscaled.weights)[head], head_stats(scaled.weights)[head]
 st.caption(

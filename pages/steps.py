@@ -20,7 +20,15 @@ from attention_core.figures.steps import (
     plot_step_matrix,
     query_row,
 )
-from pages.common import analysis_or_stop, current_settings, entry_guard, md_escape, tr
+from pages.common import (
+    analysis_or_stop,
+    choose,
+    current_settings,
+    entry_guard,
+    md_escape,
+    show_chart,
+    tr,
+)
 
 SINGLE_STEPS = ("project", "scores", "scale", "softmax", "mix")
 MULTI_STEPS = ("project", "split", "scores", "scale", "softmax", "mix", "concat", "out")
@@ -35,7 +43,6 @@ STEP_TITLES = {
     "out": "steps_out_title",
 }
 ROW_STEPS = ("scores", "scale", "softmax")  # the steps that follow the query row
-state = st.session_state
 
 
 def parse_step(raw: str | None, count: int) -> int | None:
@@ -50,12 +57,6 @@ def _move(delta: int, count: int) -> None:
     """Prev/next: the URL is the single source of truth for the current step."""
     step = parse_step(st.query_params.get("step"), count) or 1
     st.query_params["step"] = str(min(max(step + delta, 1), count))
-
-
-def _keep_valid(key: str, count: int) -> None:
-    """A stored choice from a longer sentence (or more heads) falls back to the first."""
-    if state.get(key) not in range(count):
-        state[key] = 0
 
 
 entry_guard()
@@ -85,21 +86,23 @@ if st.query_params.get("step") != str(step):
 # --- controls ----------------------------------------------------------------------------
 show_all = st.toggle(tr("steps_all_label"), key="steps_all", help=tr("steps_all_help"))
 left, right = st.columns(2)
-_keep_valid("steps_query", n)
-query = left.selectbox(
+query = choose(
+    left.selectbox,
     tr("steps_query_label"),
     range(n),
     key="steps_query",
+    default=0,
     format_func=lambda i: labels[i],
     help=tr("steps_query_help"),
 )
 head = 0
 if multi:
-    _keep_valid("steps_head", H)
-    head = right.selectbox(
+    head = choose(
+        right.selectbox,
         tr("steps_head_label"),
         range(H),
         key="steps_head",
+        default=0,
         format_func=lambda i: tr("steps_head_option", i=i),
         help=tr("steps_head_help"),
     )
@@ -113,7 +116,7 @@ def shape(name: str, rows: int, cols: int) -> None:
 
 
 def chart(fig: object, key: str) -> None:
-    st.plotly_chart(fig, key=key, config={"displaylogo": False})
+    show_chart(fig, key=key)
 
 
 def with_query_row(fig: object) -> object:
@@ -132,8 +135,12 @@ def step_project() -> None:
         )
         shape("X", n, C)
     with b:
-        which = st.segmented_control(
-            tr("steps_proj_label"), ["q", "k", "v"], key="steps_proj", format_func=str.upper
+        which = choose(
+            st.segmented_control,
+            tr("steps_proj_label"),
+            ["q", "k", "v"],
+            key="steps_proj",
+            format_func=str.upper,
         )
         which = which or "q"
         title = tr(f"steps_{which}_title")

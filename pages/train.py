@@ -41,7 +41,7 @@ from attention_core.train_live import (
     live_config,
     target_matrix,
 )
-from pages.common import entry_guard, lang, md_escape, tr
+from pages.common import choose, entry_guard, forget, lang, md_escape, show_chart, tr
 
 RUN = "_train_live_run"  # the LiveRun of this session (not a widget)
 START_PROBLEM = "_train_start_problem"  # set by the Train callback when it refused to start
@@ -169,12 +169,12 @@ lr_options = sorted({*LEARNING_RATES, state["train_lr"]})
 # every widget gets its current value as default too: see pages.common.seeded
 st.subheader(tr("train_settings_header"))
 left, mid, right = st.columns([2, 1, 1])
-left.selectbox(
+choose(
+    left.selectbox,
     tr("train_task_label"),
     list(TASKS),
-    index=list(TASKS).index(state["train_task"]),
     key="train_task",
-    format_func=lambda task, code=code: task_title(task, code),
+    format_func=lambda task: task_title(task, code),
     on_change=_task_changed,
     disabled=running,
     help=tr("train_defaults_note"),
@@ -188,10 +188,10 @@ mid.number_input(
     disabled=running,
     help=tr("train_steps_help", max=MAX_TRAIN_STEPS),
 )
-right.select_slider(
+choose(
+    right.select_slider,
     tr("train_lr_label"),
     lr_options,
-    value=state["train_lr"],
     key="train_lr",
     format_func=lambda value: f"{value:g}",
     disabled=running,
@@ -226,10 +226,10 @@ cols[2].number_input(
     disabled=running,
     help=tr("train_embed_dim_help"),
 )
-cols[3].select_slider(
+choose(
+    cols[3].select_slider,
     tr("train_num_heads_label"),
     head_options(state["train_embed_dim"]),
-    value=state["train_num_heads"],
     key="train_num_heads",
     disabled=running,
     help=tr("train_num_heads_help"),
@@ -260,10 +260,9 @@ if problem is None:
         target = head_grid(
             target_matrix(config)[None], example_labels(config), head_title=tr("train_target_title")
         )
-        st.plotly_chart(
+        show_chart(
             plot_heads(target, colorbar_title=tr("train_weight_label"), panel_px=220),
             key="train_target",
-            config={"displaylogo": False},
         )
         tokens = " ".join(str(tok) for tok in example_sequence(config))
         st.caption(tr("train_target_caption", tokens=tokens))
@@ -328,13 +327,11 @@ if run.running:
         redraw = next(redraw_ids)
         # fresh keys: two identical figures in one run would clash, and the live views
         # must not take the keys of the final ones below
-        curves_slot.plotly_chart(
-            curves_figure(run), key=f"train_live_curves_{redraw}", config={"displaylogo": False}
-        )
-        heads_slot.plotly_chart(
+        show_chart(curves_figure(run), key=f"train_live_curves_{redraw}", where=curves_slot)
+        show_chart(
             heads_figure(run.labels, run.snapshots[-1]),
             key=f"train_live_heads_{redraw}",
-            config={"displaylogo": False},
+            where=heads_slot,
         )
 
     last_draw = float("-inf")
@@ -382,18 +379,18 @@ if state.get("train_replay") not in steps:
     state["train_replay"] = steps[-1]
 with replay_box:
     if len(steps) > 1:
-        step = st.select_slider(
-            tr("train_replay_label"), steps, key="train_replay", help=tr("train_replay_help")
+        step = choose(
+            st.select_slider,
+            tr("train_replay_label"),
+            steps,
+            key="train_replay",
+            help=tr("train_replay_help"),
         )
     else:
         step = steps[0]
 shown = run.snapshot_at(step)
-curves_slot.plotly_chart(
-    curves_figure(run, marker=step), key="train_curves", config={"displaylogo": False}
-)
-heads_slot.plotly_chart(
-    heads_figure(run.labels, shown), key="train_heads", config={"displaylogo": False}
-)
+show_chart(curves_figure(run, marker=step), key="train_curves", where=curves_slot)
+show_chart(heads_figure(run.labels, shown), key="train_heads", where=heads_slot)
 
 table = example_table(rc, shown.predictions)
 n = len(table["input"])
@@ -425,4 +422,5 @@ st.dataframe(
 if st.button(tr("train_send_label"), key="train_send", help=tr("train_send_help")):
     title = tr("train_compare_title", task=task_title(rc.task, code), step=last.step)
     state["compare_trained"] = compare_payload(run, title=title)
+    forget("compare_source")  # the Compare page opens on the heads just sent
     st.switch_page("pages/compare.py")
