@@ -92,6 +92,7 @@ with st.sidebar:
         tr("example_label"),
         [s for group in examples.values() for s in group],
         key="example",
+        default=None,
         placeholder=tr("example_none"),
         on_change=_use_example,
     )

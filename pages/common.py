@@ -88,6 +88,7 @@ _INDEX_ARG = {  # how each option widget is told its initial selection
     "pills": "default",
     "multiselect": "default",
 }
+_STARTS_AT_FIRST = ("selectbox", "radio", "select_slider")
 
 
 def choose(
@@ -97,7 +98,7 @@ def choose(
     *,
     key: str,
     format_func: Callable[[Any], object] = str,
-    default: Any = None,
+    default: Any = _NO_VALUE,
     **kwargs: Any,
 ) -> Any:
     """An option widget (selectbox, radio, select_slider, segmented_control, pills,
@@ -117,8 +118,10 @@ def choose(
     - computes the labels now, in this run's language: Streamlit (and AppTest) may call
       `format_func` outside the script run, where the session's language is not visible.
 
-    `options` are plain values (str, int); `default=None` starts with nothing selected
-    where the widget allows it. Returns the widget's value, like the widget itself.
+    `options` are plain values (str, int). Without `default` the widget starts as
+    Streamlit would start it (the first option; nothing for segmented_control, pills and
+    multiselect); `default=None` starts with nothing selected where the widget allows it.
+    Returns the widget's value, like the widget itself.
     """
     state = st.session_state
     options = list(options)
@@ -140,11 +143,14 @@ def choose(
         if isinstance(raw, list):
             value = [v for v in map(resolve, raw) if v is not _NO_VALUE]
         else:
-            value = [v for v in memo.get("value", default or []) if v in options]
+            start = memo.get("value", default if isinstance(default, list) else [])
+            value = [v for v in start if v in options]
     elif raw is None or resolve(raw) is not _NO_VALUE:
         value = None if raw is None else resolve(raw)
     elif memo.get("value", _NO_VALUE) in options:
         value = memo["value"]
+    elif default is _NO_VALUE and widget.__name__ in _STARTS_AT_FIRST and options:
+        value = options[0]
     else:
         value = default if default in options else None
     if value is None and widget.__name__ == "select_slider" and options:

@@ -4,7 +4,10 @@ The user edits the attention matrix and small token vectors; the page checks the
 shows the new representations as numbers and as the article's weighted sums. The two
 tables are keyed `st.data_editor`s: their edits live in session state on top of a base
 table kept in `_handmade_base`, which changes only when the tokens change, a row fix is
-applied, or the matrix is reset (and then the editors' edits are cleared).
+applied, or the matrix is reset. Then the editors are drawn under new keys: the browser
+keeps a keyed editor's cell edits across value changes and would send the old ones back
+(a 0.3 typed before "normalise" came back after the next click), so a new base table
+gets a new editor, and the grid, the row check and the captions describe one matrix.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from pages.common import choose, current_settings, entry_guard, md_escape, show_
 state = st.session_state
 ARTICLE_TEXT = " | ".join(ARTICLE_TOKENS)
 EDITORS = ("handmade_matrix", "handmade_vectors")
+GENERATION = "_handmade_generation"  # bumped when an editor's edits are dropped
 # Streamlit forgets a widget's state when another page runs; these widgets keep theirs
 # in a private copy (`_<key>`) so the page comes back as the user left it.
 KEPT = {"handmade_tokens": ARTICLE_TEXT, "handmade_dim": 3, "handmade_fill": "identity"}
@@ -45,8 +49,18 @@ def _set_tables(tables: dict[str, object], *editors: str) -> None:
     """New base tables (tokens, matrix, vectors); the given editors' edits are dropped."""
     state["_handmade_base"] = tables
     state["_handmade_live"] = tables
-    for key in editors:
-        state.pop(key, None)
+    for name in editors:
+        state.pop(_editor_key(name), None)
+        state[GENERATION] = {**state.get(GENERATION, {}), name: _generation(name) + 1}
+
+
+def _generation(name: str) -> int:
+    return state.get(GENERATION, {}).get(name, 0)
+
+
+def _editor_key(name: str) -> str:
+    """The widget key of editor `name` now: a new one for every new base table."""
+    return f"{name}@{_generation(name)}"
 
 
 def _fresh_matrix(tokens: list[str]) -> np.ndarray:
@@ -138,7 +152,7 @@ if not tokens:
 dim = int(state["handmade_dim"])
 base = state.get("_handmade_base")
 live = state.get("_handmade_live")
-if live is not None and not any(key in state for key in EDITORS):
+if live is not None and not any(_editor_key(name) in state for name in EDITORS):
     base = live  # back from another page: the editors forgot their edits, the copy did not
 if base is None or base["tokens"] != tokens or base["vectors"].shape[1] != dim:
     before = live or base
@@ -160,7 +174,7 @@ st.subheader(tr("handmade_matrix_header"))
 st.caption(tr("handmade_matrix_caption"))
 matrix_df = st.data_editor(
     pd.DataFrame(base["matrix"], index=labels, columns=labels),
-    key="handmade_matrix",
+    key=_editor_key("handmade_matrix"),
     num_rows="fixed",
     column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in labels},
 )
@@ -168,7 +182,7 @@ st.subheader(tr("handmade_vectors_header"))
 st.caption(tr("handmade_vectors_caption"))
 vectors_df = st.data_editor(
     pd.DataFrame(base["vectors"], index=labels, columns=columns),
-    key="handmade_vectors",
+    key=_editor_key("handmade_vectors"),
     num_rows="fixed",
     column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in columns},
 )
@@ -217,4 +231,5 @@ show_chart(
     ),
     key="handmade_chart",
 )
-st.caption(tr("handmade_outro"))
+article = tuple(tokens) == ARTICLE_TOKENS and np.array_equal(matrix, ARTICLE_MATRIX)
+st.caption(tr("handmade_outro" if article else "handmade_outro_own"))

@@ -37,6 +37,7 @@ pick = choose(
     tr("highlight_label"),
     range(n),
     key="highlight_token",
+    default=None,
     placeholder=tr("highlight_none"),
     format_func=lambda i: labels[i],
 )

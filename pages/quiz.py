@@ -103,6 +103,7 @@ choose(
     tr("quiz_guess_label"),
     range(n),
     key="quiz_guess",
+    default=None,
     format_func=lambda j: labels[j],
     disabled=revealed,
     **({"horizontal": True} if picker is st.radio else {"placeholder": tr("highlight_none")}),

@@ -25,9 +25,6 @@ UNESCAPED_TAG = re.compile(r"(?<!\\)<")  # a "<" that markdown could read as HTM
 def open_page(params: dict[str, str] | None = None, **state: object) -> AppTest:
     """The page after its first render; `params` are URL parameters (the sidebar's settings
     come from the URL on a session's first run), `state` is set just before the page runs.
-
-    For zh-TW pass state lang="zh-TW" and do not rerun: AppTest re-evaluates the sidebar's
-    format_funcs outside the session (in English) when it sends widget states back.
     """
     at = AppTest.from_file("../app.py", default_timeout=120)
     at.query_params.update(params or {})
@@ -40,9 +37,15 @@ def open_page(params: dict[str, str] | None = None, **state: object) -> AppTest:
     return at
 
 
-def edit(at: AppTest, key: str, rows: dict[int, dict[str, float]]) -> AppTest:
+def editor_key(at: AppTest, name: str) -> str:
+    """The widget key editor `name` has now: `<name>@<n>`, a new n for each new base table."""
+    (key,) = [e.key for e in at.data_editor if e.key.split("@")[0] == name]
+    return key
+
+
+def edit(at: AppTest, name: str, rows: dict[int, dict[str, float]]) -> AppTest:
     """Apply cell edits to a rendered editor, as the browser would, and rerun."""
-    at.session_state[key] = edits(rows)
+    at.session_state[editor_key(at, name)] = edits(rows)
     at.run()
     assert not at.exception
     return at
@@ -63,7 +66,7 @@ def test_defaults_are_the_articles_example() -> None:
     assert at.title[0].value == "Hand-made attention: the article's example"
     assert at.code[0].value == ARTICLE_LINES
     matrix, vectors = at.data_editor
-    assert matrix.key == "handmade_matrix" and vectors.key == "handmade_vectors"
+    assert matrix.key.startswith("handmade_matrix@") and vectors.key.startswith("handmade_vectors@")
     np.testing.assert_array_equal(matrix.value.to_numpy(), ARTICLE_MATRIX)
     assert list(matrix.value.columns) == ["0:中和", "1:有", "2:一個", "3:永和路"]
     # by hand: 中和 = 0.5·(2, 0, 1) + 0.5·(4, 1, 0)
@@ -200,3 +203,44 @@ def test_tokens_and_edits_survive_a_visit_to_another_page() -> None:
     assert at.text_input(key="handmade_tokens").value == "a | b"
     assert at.code[0].value.splitlines()[0] == "a = 1×a + 0.5×b"
     assert at.warning
+
+
+def outro(at: AppTest) -> str:
+    """The closing caption, which says whose matrix is shown."""
+    (text,) = [c.value for c in at.caption if "softmax(QKᵀ/√d_k)" in c.value]
+    return text
+
+
+def test_grid_warning_and_caption_agree_after_every_click() -> None:
+    """Type 0.3, normalise, then load the sidebar's sentence (here the article's own tokens):
+    the grid keeps the normalised row, no warning, and the caption no longer calls it the
+    article's matrix. Before, the editor sent the raw 0.3 back ("row sums to 1.3")."""
+    at = edit(open_page(), "handmade_matrix", {0: {"1:有": 0.3}})
+    assert len(at.warning) == 1 and "1\\.3" in at.warning[0].value  # markdown-escaped
+    assert "no longer the article's" in outro(at)
+    before = editor_key(at, "handmade_matrix")
+
+    at.button(key="handmade_normalise").click().run()
+    assert not at.exception and not at.warning and at.success
+    assert editor_key(at, "handmade_matrix") != before  # a new editor: no stale cell edits
+    row = at.data_editor[0].value.to_numpy()[0]
+    np.testing.assert_allclose(row, np.array([0.5, 0.3, 0.0, 0.5]) / 1.3)
+    assert "no longer the article's" in outro(at)
+
+    at.button(key="handmade_load").click().run()  # the sidebar's default: 中和有一個永和路
+    assert not at.exception and not at.warning and at.success
+    np.testing.assert_allclose(at.data_editor[0].value.to_numpy()[0], row)
+    assert at.code[0].value.splitlines()[0].startswith("中和 = 0.3846×中和")
+    assert "no longer the article's" in outro(at)
+
+    at.button(key="handmade_article").click().run()
+    assert at.code[0].value == ARTICLE_LINES and not at.warning
+    assert outro(at).startswith("In the article's matrix")
+
+
+def test_zh_tw_reruns_like_english() -> None:
+    at = open_page(lang="zh-TW")
+    edit(at, "handmade_matrix", {0: {"1:有": 0.3}})
+    at.button(key="handmade_normalise").click().run()
+    assert not at.exception and not at.warning
+    assert outro(at).startswith("這已經是你自己的矩陣")
