@@ -24,6 +24,7 @@ __all__ = [
     "open_page",
     "reference",
     "reference_from_params",
+    "reference_weights",
     "texts",
 ]
 
@@ -96,6 +97,37 @@ def reference(
                 logits = logits.masked_fill(~mask, -math.inf)
             result["custom"] = torch.softmax(logits, dim=-1).numpy()
     return result
+
+
+def reference_weights(
+    text: str,
+    *,
+    attention: str = "multi",
+    embed_dim: int = 16,
+    num_heads: int = 4,
+    seed: int = 0,
+    causal: bool = False,
+    positional: bool = False,
+    tokenizer: str = "auto",
+) -> np.ndarray:
+    """(H, n, n) attention weights recomputed here: softmax(q·kᵀ / √head_dim), masked.
+
+    Not the module's forward() nor the pipeline: q and k come from the nn.Linear layers
+    and the scaling, mask and softmax are done by `reference` (its `custom`) with √d_k,
+    the divisor the module uses (d_k = embed_dim for single-head, embed_dim / H else).
+    """
+    heads = 1 if attention == "single" else num_heads
+    return reference(
+        text,
+        attention=attention,
+        embed_dim=embed_dim,
+        num_heads=num_heads,
+        seed=seed,
+        causal=causal,
+        positional=positional,
+        tokenizer=tokenizer,
+        divisor=math.sqrt(embed_dim // heads),
+    )["custom"]
 
 
 def reference_from_params(params: dict[str, str], *, divisor: float | None = None) -> dict:

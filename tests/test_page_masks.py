@@ -1,20 +1,21 @@
-"""The encoder-vs-decoder page, through AppTest: its heatmaps are checked against the pipeline
-(bidirectional and causal), and the padded batch against the sentences run alone."""
+"""The encoder-vs-decoder page, through AppTest: its heatmaps are checked against attention
+recomputed here from the module's nn.Linear layers (bidirectional and causal; the reference of
+tests/helpers_teaching.py, not the pipeline under test), and the padded batch against the
+sentences run alone."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
 from apptest_helpers import charts, decode, open_after_first_run
+from helpers_teaching import reference, reference_weights
 from streamlit.testing.v1 import AppTest
 
 from attention_core.i18n import t
-from attention_core.pipeline import analyze
-from attention_core.settings import Settings
+from attention_core.settings import DEFAULT_TEXT
 
 PAGE = "pages/masks.py"
 SECOND = "貓坐在墊子上，因為它很累。"  # the page's default second sentence (9 tokens)
@@ -29,11 +30,11 @@ def z(spec: dict[str, Any], trace: int = 0) -> np.ndarray:
     return decode([d for d in spec["data"] if d["type"] == "heatmap"][trace]["z"])
 
 
-def test_encoder_and_decoder_match_the_pipeline() -> None:
+def test_encoder_and_decoder_match_the_reference() -> None:
     at = open_page()
     figs = charts(at)
-    encoder = analyze(Settings(causal=False)).weights  # the default sentence, head 0
-    decoder = analyze(Settings(causal=True)).weights
+    encoder = reference_weights(DEFAULT_TEXT, causal=False)  # the default sentence, head 0
+    decoder = reference_weights(DEFAULT_TEXT, causal=True)
     np.testing.assert_allclose(z(figs["masks_encoder"]), encoder[0], atol=1e-6)
     np.testing.assert_allclose(z(figs["masks_decoder"]), decoder[0], atol=1e-6)
     upper = np.triu(np.ones((4, 4), dtype=bool), k=1)
@@ -46,7 +47,7 @@ def test_all_heads_and_sidebar_causal_is_ignored() -> None:
     at = open_page({"causal": "true"}, masks_head=-1)
     figs = charts(at)
     assert len([d for d in figs["masks_encoder"]["data"] if d["type"] == "heatmap"]) == 4
-    encoder = analyze(Settings(causal=False)).weights
+    encoder = reference_weights(DEFAULT_TEXT, causal=False)
     for h in range(4):
         np.testing.assert_allclose(z(figs["masks_encoder"], h), encoder[h], atol=1e-6)
     encoder_share = re.search(r"(\d+)%", at.info[0].value)
@@ -56,8 +57,8 @@ def test_all_heads_and_sidebar_causal_is_ignored() -> None:
 def test_padding_gives_pad_keys_zero_weight() -> None:
     at = open_page()
     figs = charts(at)
-    alone = analyze(Settings()).weights[0]  # (4, 4): 中和 / 有 / 一個 / 永和路, head 0
-    n = len(analyze(Settings(text=SECOND)).tokens)
+    alone = reference_weights(DEFAULT_TEXT)[0]  # (4, 4): 中和 / 有 / 一個 / 永和路, head 0
+    n = len(reference(SECOND)["labels"])
     assert n > 4
     mask = z(figs["masks_key_mask"])
     np.testing.assert_array_equal(mask, [[1] * 4 + [0] * (n - 4), [1] * n])
@@ -75,7 +76,7 @@ def test_second_sentence_and_causal_padding() -> None:
     at = open_page(masks_sentence_pick=1, masks_padding_causal=True)
     figs = charts(at)
     padded = z(figs["masks_padded_weights"])  # the second sentence: no padding at all
-    alone = analyze(Settings(text=SECOND, causal=True)).weights[0]
+    alone = reference_weights(SECOND, causal=True)[0]
     np.testing.assert_allclose(padded, alone, atol=1e-6)
     assert not figs["masks_padded_weights"]["layout"].get("shapes")
     allowed = z(figs["masks_allowed"])
@@ -124,11 +125,11 @@ def test_padding_weights_equal_running_alone_for_a_longer_first_sentence() -> No
     text = "The animal didn't cross the street because it was too wide."
     at = open_page({"text": text, "embed_dim": "12", "num_heads": "3"}, masks_head=2)
     figs = charts(at)
-    settings = Settings(text=text, embed_dim=12, num_heads=3)
-    alone = analyze(settings).weights[2]
+    size = {"embed_dim": 12, "num_heads": 3}
+    alone = reference_weights(text, **size)[2]
     np.testing.assert_allclose(z(figs["masks_encoder"]), alone, atol=1e-6)
     np.testing.assert_allclose(z(figs["masks_padded_weights"]), alone, atol=1e-6)
-    second = analyze(replace(settings, text=SECOND)).weights[2]
+    second = reference_weights(SECOND, **size)[2]
     at.segmented_control(key="masks_sentence_pick").set_value(1).run()
     assert not at.exception
     padded = z(charts(at)["masks_padded_weights"])

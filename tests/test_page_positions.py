@@ -1,5 +1,6 @@
-"""The positions page, through AppTest: the shuffled matrix it shows is P·A·Pᵀ of the
-pipeline's matrix without positions, and not with them; the shuffle button moves the seed."""
+"""The positions page, through AppTest: the shuffled matrix it shows is P·A·Pᵀ of the matrix
+without positions, and not with them; the shuffle button moves the seed. A is recomputed here
+from the module's nn.Linear layers (tests/helpers_teaching.py), not by the pipeline under test."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from typing import Any
 import numpy as np
 import pytest
 from apptest_helpers import charts, decode, open_after_first_run
+from helpers_teaching import reference_weights
 from streamlit.testing.v1 import AppTest
 
 from attention_core.i18n import t
-from attention_core.pipeline import analyze
 from attention_core.positions import permutation
-from attention_core.settings import Settings
+from attention_core.settings import DEFAULT_TEXT
 
 PAGE = "pages/positions.py"
 
@@ -44,11 +45,11 @@ def test_shuffled_matrix_is_pap_t_only_without_positions() -> None:
         "positions_positional_shuffled",
         "positions_table",
     }
-    plain = analyze(Settings()).weights[0]  # head 0 of the default sentence
+    plain = reference_weights(DEFAULT_TEXT)[0]  # head 0 of the default sentence
     p = p_matrix(permutation(4, 0))
     np.testing.assert_allclose(z(figs["positions_plain_original"]), plain, atol=1e-6)
     np.testing.assert_allclose(z(figs["positions_plain_shuffled"]), p @ plain @ p.T, atol=1e-6)
-    positional = analyze(Settings(positional=True)).weights[0]
+    positional = reference_weights(DEFAULT_TEXT, positional=True)[0]
     np.testing.assert_allclose(z(figs["positions_positional_original"]), positional, atol=1e-6)
     shuffled = z(figs["positions_positional_shuffled"])
     assert np.abs(shuffled - p @ positional @ p.T).max() > 1e-3
@@ -81,7 +82,7 @@ def test_views_and_heads() -> None:
     figs = charts(at)
     assert set(figs) == {"positions_plain_original", "positions_plain_shuffled", "positions_table"}
     np.testing.assert_allclose(
-        z(figs["positions_plain_original"]), analyze(Settings()).weights[2], atol=1e-6
+        z(figs["positions_plain_original"]), reference_weights(DEFAULT_TEXT)[2], atol=1e-6
     )
 
 
