@@ -1,9 +1,13 @@
-"""attention_core.stats on matrices whose statistics can be computed by hand."""
+"""attention_core.stats on matrices whose statistics can be computed by hand, and head
+similarity against SciPy's Jensen–Shannon distance (an implementation not ours)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+from scipy.spatial.distance import jensenshannon
 
 from attention_core.stats import head_similarity, head_stats, similarity_order
 
@@ -52,3 +56,60 @@ def test_masked_rows_and_bad_shapes():
     assert head_stats(np.zeros((2, 0, 0)))[1].head == 1
     with pytest.raises(ValueError, match="H, n, n"):
         head_stats(np.zeros((2, 3, 4)))
+
+
+# --- similarity values, not just its shape ------------------------------------------------------
+# head_similarity(a, b) = 1 − mean over query rows r of JSD(a_r ‖ b_r) in bits (the code takes
+# JSD in nats and divides by ln 2), over the rows that carry weight in every head.
+# scipy's jensenshannon(p, q, base=2) is the JS *distance*, √JSD in bits; squared, JSD.
+
+
+def scipy_similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """1 − mean row JSD in bits, from scipy, over the rows live (non-zero) in both heads."""
+    live = [r for r in range(a.shape[0]) if a[r].sum() > 0 and b[r].sum() > 0]
+    return 1.0 - float(np.mean([jensenshannon(a[r], b[r], base=2) ** 2 for r in live]))
+
+
+def random_heads(rng: np.random.Generator, heads: int, n: int) -> np.ndarray:
+    """(heads, n, n) row-stochastic, some rows sharp, some with exact zeros."""
+    w = rng.dirichlet(np.full(n, 0.3), size=(heads, n))  # (H, n, n), rows sum to 1
+    w[0] = np.tril(w[0])  # a causal head: zeros above the diagonal
+    w[0] /= w[0].sum(-1, keepdims=True)
+    return w
+
+
+def test_identity_vs_uniform_over_four_keys_by_hand():
+    # Every row: p = one-hot, q = 1/4 each; m = (p + q) / 2 = (5/8, 1/8, 1/8, 1/8).
+    # JSD = ½ KL(p ‖ m) + ½ KL(q ‖ m), in nats:
+    #   KL(p ‖ m) = ln(1 / (5/8)) = ln(8/5)
+    #   KL(q ‖ m) = ¼ ln((1/4) / (5/8)) + ¾ ln((1/4) / (1/8)) = ¼ ln(2/5) + ¾ ln 2
+    # The code's base is 2 (JSD in nats / ln 2, so disjoint rows give exactly 1):
+    jsd_nats = 0.5 * math.log(8 / 5) + 0.5 * (0.25 * math.log(2 / 5) + 0.75 * math.log(2))
+    expected = 1 - jsd_nats / math.log(2)  # ≈ 0.4512
+    assert expected == pytest.approx(0.45121, abs=1e-5)
+    sim = head_similarity(np.stack([EYE, UNIFORM]))
+    assert sim[0, 1] == pytest.approx(expected, abs=1e-12)
+    assert sim[1, 0] == pytest.approx(expected, abs=1e-12)
+    assert scipy_similarity(EYE, UNIFORM) == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(("seed", "heads", "n"), [(0, 5, 7), (1, 3, 2), (2, 4, 16)])
+def test_similarity_equals_scipy_jensen_shannon(seed: int, heads: int, n: int):
+    w = random_heads(np.random.default_rng(seed), heads, n)
+    sim = head_similarity(w)
+    expected = np.array(
+        [[scipy_similarity(w[a], w[b]) for b in range(heads)] for a in range(heads)]
+    )
+    np.testing.assert_allclose(sim, expected, atol=1e-9)
+    assert np.ptp(expected[~np.eye(heads, dtype=bool)]) > 0.01  # the values differ: a real check
+
+
+def test_similarity_with_a_masked_row_uses_only_rows_live_in_every_head():
+    w = random_heads(np.random.default_rng(3), 3, 6)
+    w[1, 2] = 0  # head 1, query 2: fully masked → row 2 is dropped for every pair
+    sim = head_similarity(w)
+    rows = [r for r in range(6) if r != 2]
+    for a, b in [(0, 1), (0, 2), (1, 2)]:
+        assert sim[a, b] == pytest.approx(scipy_similarity(w[a, rows], w[b, rows]), abs=1e-9)
+    # heads 0 and 2 lose row 2 too, although both carry weight there (live in EVERY head)
+    assert sim[0, 2] != pytest.approx(scipy_similarity(w[0], w[2]), abs=1e-6)
