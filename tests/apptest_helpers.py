@@ -6,12 +6,15 @@ import base64
 import html
 import json
 import re
+import string
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
+
+from attention_core.i18n import catalog
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 180
@@ -147,3 +150,24 @@ def texts(at: AppTest) -> str:
     ):
         parts += [str(e.value) for e in at.get(kind)]
     return "\n".join(parts)
+
+
+def md_unescape(text: str) -> str:
+    """Markdown source as the reader sees it: the backslash escapes of pages.common.md_escape
+    (and CommonMark's) removed, `0\\.95` → `0.95`."""
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def catalog_line(key: str, lang: str = "en") -> re.Pattern[str]:
+    """Catalog entry `key` as a regex to read a shown line back: each `{name:.Nf}` becomes a
+    group `name` of a number with N decimals, each other `{name}` a group of any text.
+    Use with fullmatch on `md_unescape`d text."""
+    parts: list[str] = []
+    for literal, field, spec, _ in string.Formatter().parse(catalog()[key][lang]):
+        parts.append(re.escape(literal))
+        if field is None:
+            continue
+        fixed = re.fullmatch(r"\.(\d+)f", spec or "")
+        number = rf"-?\d+\.\d{{{fixed.group(1)}}}" if fixed else ".+?"
+        parts.append(rf"(?P<{field}>{number})")
+    return re.compile("".join(parts))

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
 import pytest
-from apptest_helpers import decode, heatmaps, run_app, shown_labels, texts
+from apptest_helpers import (
+    catalog_line,
+    decode,
+    heatmaps,
+    md_unescape,
+    run_app,
+    shown_labels,
+    shown_text,
+    texts,
+)
 
 from pages.common import md_escape
 
@@ -36,6 +46,59 @@ def test_issue_example_two_heads_of_four_by_four():
         np.testing.assert_allclose(z.sum(1), 1.0, atol=1e-5)
         assert trace["x"] == trace["y"] == ["0:中和", "1:有", "2:一個", "3:永和路"]
     assert dict(at.query_params)["num_heads"] == ["2"] or at.query_params["num_heads"] == "2"
+
+
+def summary_by_hand(z: np.ndarray, labels: list[str]) -> dict[str, float | str]:
+    """The summary line's statistics of one drawn (n, n) matrix, from their definitions
+    (Clark et al. 2019, as attention_core/stats.py documents them), averaged over query rows:
+    entropy of a row in nats / ln n (0 = one-hot, 1 = uniform); max weight = the row's
+    largest weight; diagonal = weight on the query itself; previous = weight on the token
+    just before (rows 1..n-1); top = the key with the largest column sum."""
+    n = len(z)
+    rows = [[float(w) for w in row] for row in z]
+    entropy = [-sum(w * math.log(w) for w in row if w > 0) for row in rows]
+    column_sums = [sum(row[j] for row in rows) for j in range(n)]
+    ranked = sorted(range(n), key=column_sums.__getitem__, reverse=True)
+    assert column_sums[ranked[0]] - column_sums[ranked[1]] > 1e-4, "no clear top key"
+    return {
+        "entropy": sum(entropy) / n / math.log(n),
+        "max_weight": sum(max(row) for row in rows) / n,
+        "diagonal": sum(rows[i][i] for i in range(n)) / n,
+        "previous": sum(rows[i][i - 1] for i in range(1, n)) / (n - 1),
+        "top": labels[ranked[0]],
+    }
+
+
+CAT = {"text": "The cat sat on the mat because it was tired.", "embed_dim": "12", "num_heads": "3"}
+
+
+@pytest.mark.parametrize(
+    ("params", "lang"),
+    [
+        (EXAMPLE, "en"),
+        # heads look most at 6:because, 5:mat and 10:. (a label shown escaped)
+        ({**CAT, "seed": "1", "positional": "true"}, "zh-TW"),
+        ({**CAT, "seed": "3", "causal": "true", "positional": "true"}, "en"),
+    ],
+)
+def test_summary_lines_show_each_drawn_heads_statistics(params, lang):
+    """Every number the summary prints equals, to its printed precision, the statistic
+    computed here from the matrix the chart draws for that head."""
+    at = run_app({**params, "lang": lang})
+    assert not at.exception
+    traces = heatmaps(at)
+    pattern = catalog_line("summary_line", lang)
+    lines = [m for v in at.markdown if (m := pattern.fullmatch(md_unescape(str(v.value))))]
+    assert len(lines) == len(traces) > 1  # one line per head
+    for trace, line in zip(traces, lines, strict=True):
+        assert line["head"] == shown_text([trace["name"]])[0]
+        z = decode(trace["z"]).astype(np.float64)
+        expected = summary_by_hand(z, shown_labels(trace))
+        assert line["top"] == expected["top"]
+        for stat in ("entropy", "max_weight", "diagonal", "previous"):
+            printed = line[stat]
+            half_unit = 0.5 * 10.0 ** -len(printed.split(".")[1])  # rounding to what is shown
+            assert abs(float(printed) - expected[stat]) <= half_unit + 1e-6, (stat, printed)
 
 
 def test_single_head_mode_gives_one_matrix_and_mean_toggle_adds_one():
