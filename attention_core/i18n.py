@@ -8,27 +8,46 @@ catalog (a key defined twice is an error). Every entry has both languages:
     zh-TW = "每一列總和為 1：..."
 
 Placeholders use str.format syntax: t("tokens_truncated", "en", n=512).
+
+Besides the two languages an entry may carry `avoid`, a list of zh-TW variants that the
+catalog must not use for that term (assets/i18n/glossary.toml; see `avoided`). Any other
+field is an error, so a misspelt language ("zh-tw") cannot slip through.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import tomllib
 from functools import lru_cache
 from pathlib import Path
 
 from attention_core.resources import ASSETS_DIR
 
-__all__ = ["DEFAULT_LANG", "LANGS", "catalog", "t"]
+__all__ = [
+    "DEFAULT_LANG",
+    "GLOSSARY_PREFIX",
+    "LANGS",
+    "avoided",
+    "catalog",
+    "glossary",
+    "glossary_csv",
+    "glossary_rows",
+    "t",
+]
 
 LANGS = ("en", "zh-TW")
 DEFAULT_LANG = "en"
 I18N_DIR = ASSETS_DIR / "i18n"
+GLOSSARY_PREFIX = "term_"
+_EXTRA_FIELDS = ("avoid",)  # fields an entry may have besides LANGS
 
 
 @lru_cache(maxsize=1)
-def catalog(folder: Path = I18N_DIR) -> dict[str, dict[str, str]]:
-    """key → {lang → text}, merged from every TOML file in `folder`."""
+def _load(folder: Path) -> tuple[dict[str, dict[str, str]], dict[str, tuple[str, ...]]]:
+    """(key → {lang → text}, key → avoided variants), merged from every TOML file."""
     merged: dict[str, dict[str, str]] = {}
+    avoid: dict[str, tuple[str, ...]] = {}
     for path in sorted(folder.glob("*.toml")):
         with path.open("rb") as f:
             entries = tomllib.load(f)
@@ -38,8 +57,54 @@ def catalog(folder: Path = I18N_DIR) -> dict[str, dict[str, str]]:
             missing = [lang for lang in LANGS if not isinstance(texts.get(lang), str)]
             if missing:
                 raise ValueError(f"i18n key {key!r} in {path.name} lacks {missing}")
+            unknown = sorted(set(texts) - {*LANGS, *_EXTRA_FIELDS})
+            if unknown:
+                raise ValueError(
+                    f"i18n key {key!r} in {path.name} has unknown fields {unknown}; "
+                    f"allowed: {[*LANGS, *_EXTRA_FIELDS]}"
+                )
+            variants = texts.get("avoid", [])
+            if not isinstance(variants, list) or not all(
+                isinstance(v, str) and v for v in variants
+            ):
+                raise ValueError(f"i18n key {key!r} in {path.name}: avoid must be a list of text")
             merged[key] = {lang: texts[lang] for lang in LANGS}
-    return merged
+            if variants:
+                avoid[key] = tuple(variants)
+    return merged, avoid
+
+
+def catalog(folder: Path = I18N_DIR) -> dict[str, dict[str, str]]:
+    """key → {lang → text}, merged from every TOML file in `folder`."""
+    return _load(folder)[0]
+
+
+def avoided(folder: Path = I18N_DIR) -> dict[str, tuple[str, ...]]:
+    """Glossary key → the zh-TW variants of that term the catalog must not use."""
+    return _load(folder)[1]
+
+
+def glossary(folder: Path = I18N_DIR) -> list[str]:
+    """The glossary's term keys (`term_<name>`, each with a `term_<name>_def`), in order."""
+    keys = catalog(folder)
+    return [k for k in keys if k.startswith(GLOSSARY_PREFIX) and f"{k}_def" in keys]
+
+
+def glossary_rows(lang: str = DEFAULT_LANG) -> list[tuple[str, str, str]]:
+    """(English term, Chinese term, definition in `lang`) for every glossary term."""
+    return [(t(key, "en"), t(key, "zh-TW"), t(f"{key}_def", lang)) for key in glossary()]
+
+
+def glossary_csv() -> str:
+    """The glossary as CSV for slides and handouts: both terms and both definitions."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["en", "zh-TW", "definition_en", "definition_zh-TW"])
+    for key in glossary():
+        writer.writerow(
+            [t(key, "en"), t(key, "zh-TW"), t(f"{key}_def", "en"), t(f"{key}_def", "zh-TW")]
+        )
+    return out.getvalue()
 
 
 def t(key: str, lang: str = DEFAULT_LANG, /, **params: object) -> str:
