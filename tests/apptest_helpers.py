@@ -39,8 +39,8 @@ def run_app(
 
 def open_after_first_run(page: str, params: dict[str, str] | None = None, **state: Any) -> AppTest:
     """`page` after the app's first run with `params` in the URL, `state` set before the
-    page's run; fails on an exception. zh-TW: pass lang="zh-TW" as state and do not rerun
-    (see test_page_handmade)."""
+    page's run; fails on an exception. zh-TW: pass lang="zh-TW" as state; the AppTest can
+    rerun like an English one (tests/test_language_switch.py)."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params.update(params or {})
     at.run()

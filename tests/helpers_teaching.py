@@ -37,9 +37,7 @@ def open_page(
     """AppTest of app.py on pages/<page>.py after ONE run, with URL params and state set.
 
     The page is chosen before the first run (the st.Page url paths are the file names, so
-    the file name identifies it). One run matters for zh-TW: AppTest calls the sidebar's
-    format_func outside the script on the next run, where the language falls back to
-    English and no longer matches the Chinese options, so a zh-TW AppTest cannot rerun.
+    the file name identifies it).
     """
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.switch_page(f"pages/{page}.py")

@@ -63,9 +63,6 @@ def open_page(text: str = CHINESE, *, lang: str = "en", **state: object) -> AppT
     at.query_params.update({"text": text, "lang": lang})
     for key, value in state.items():
         at.session_state[key] = value
-    # Straight to the page in one run: on a second run AppTest re-formats the sidebar's
-    # options with the app's format_func outside the script, where tr() falls back to
-    # English, so a zh-TW run could not be followed by another one.
     at.switch_page(PAGE)
     at.run()
     assert not at.exception, at.exception
@@ -156,6 +153,9 @@ def test_zh_tw():
     assert at.title[0].value == "預訓練 Transformer 的注意力"
     assert "個 路" in texts(at.warning) and "未知" in texts(at.warning)
     chart(at, "pretrained_model_chart")
+    at.segmented_control(key="pretrained_view").set_value("layer").run()  # reruns in zh-TW
+    assert not at.exception and at.title[0].value == "預訓練 Transformer 的注意力"
+    chart(at, "pretrained_layer_chart")
 
 
 def test_hub_id_offline_is_a_clear_error_and_the_default_comes_back():
