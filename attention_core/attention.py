@@ -173,16 +173,20 @@ class _SelfAttention(nn.Module):
             divisor=divisor,
         )
 
+    def _weights_shape(self, B: int, n: int, mask_dims: int) -> tuple[int, ...]:
+        """The weights shape a mask of `mask_dims` dimensions is broadcast against."""
+        return (B, self.num_heads, n, n)
+
     def _broadcast_mask(self, mask: Tensor, B: int, n: int) -> Tensor:
-        """Broadcast `mask` to the public weights shape, returned as (B, H, n, n)."""
+        """Broadcast `mask` to the weights shape, returned as (B, H, n, n)."""
         if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
             raise ValueError("mask must be a boolean tensor (True = this query may attend)")
-        public = (B, n, n) if isinstance(self, SingleHeadAttention) else (B, self.num_heads, n, n)
+        shape = self._weights_shape(B, n, mask.dim())
         try:
-            mask = torch.broadcast_to(mask, public)
+            mask = torch.broadcast_to(mask, shape)
         except RuntimeError:
             raise ValueError(
-                f"mask of shape {tuple(mask.shape)} does not broadcast to the weights {public}"
+                f"mask of shape {tuple(mask.shape)} does not broadcast to the weights {shape}"
             ) from None
         return mask.view(B, -1, n, n)  # (B, H, n, n); H = 1 for single-head
 
@@ -203,6 +207,11 @@ class SingleHeadAttention(_SelfAttention):
     def __init__(self, embed_dim: int, *, bias: bool = True) -> None:
         super().__init__(embed_dim, 1, bias=bias)
         self.out = nn.Identity()
+
+    def _weights_shape(self, B: int, n: int, mask_dims: int) -> tuple[int, ...]:
+        # The public weights have no head axis (B, n, n); a 4-D mask is in the library's
+        # own shape (B, H, n, n) with H = 1, like every trace.
+        return (B, 1, n, n) if mask_dims == 4 else (B, n, n)
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """x: (B, n, C), mask: bool broadcastable to (B, n, n), True = may attend.

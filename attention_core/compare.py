@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attention_core.stats import STAT_NAMES, HeadStats, head_stats
+from attention_core.tokenize import token_labels
 
 if TYPE_CHECKING:  # only for hints: the module itself does not need torch or transformers
     from attention_core.pretrained import PretrainedAttention
@@ -136,23 +137,23 @@ def untrained_attention(
 ) -> np.ndarray:
     """The project's own (untrained, seeded) module on a given token list → (H, n, n).
 
-    The same path as `pipeline.analyze` (embed → build_attention → weights), but on tokens
-    chosen by the caller, e.g. a pretrained model's WordPiece tokens, so a trained head
-    and an untrained one can be compared on identical axes. H = 1 for "single".
+    `pipeline.forward`, on tokens chosen by the caller, e.g. a pretrained model's WordPiece
+    tokens, so a trained head and an untrained one can be compared on identical axes.
+    H = 1 for "single".
     """
-    import torch
+    from attention_core.pipeline import forward
+    from attention_core.settings import Settings
 
-    from attention_core.attention import build_attention, causal_mask
-    from attention_core.embedding import embed
-
-    heads = 1 if attention == "single" else num_heads
-    module = build_attention(attention, embed_dim, heads, seed=seed)
-    x = embed(list(tokens), embed_dim, seed=seed, positional=positional)  # (1, n, C)
-    mask = causal_mask(len(tokens)) if causal else None
-    with torch.inference_mode():
-        _, weights = module(x, mask)  # (1, n, n) single or (1, H, n, n) multi
-    w = weights[0].numpy().astype(np.float32, copy=False)
-    return w[None] if w.ndim == 2 else w  # (H, n, n)
+    settings = Settings(
+        attention=attention,
+        embed_dim=embed_dim,
+        num_heads=num_heads,
+        seed=seed,
+        causal=causal,
+        positional=positional,
+    )
+    weights = forward([list(tokens)], settings).weights  # (1, H, n, n)
+    return weights[0].numpy().astype(np.float32, copy=False)  # (H, n, n)
 
 
 def visible_tokens(result: PretrainedAttention, *, hide_special: bool = False) -> list[str]:
@@ -169,8 +170,7 @@ def pretrained_labels(result: PretrainedAttention, *, hide_special: bool = False
 
     Indices count the tokens shown, so they match the rows of `layer_view`.
     """
-    pieces = visible_tokens(result, hide_special=hide_special)
-    return [f"{i}:{piece}" for i, piece in enumerate(pieces)]
+    return token_labels(visible_tokens(result, hide_special=hide_special))
 
 
 def layer_view(

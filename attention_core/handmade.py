@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_core.tokenize import token_labels as axis_labels  # the app's one label rule
+
 __all__ = [
     "ARTICLE_MATRIX",
     "ARTICLE_TOKENS",
@@ -81,11 +83,6 @@ def parse_tokens(text: str) -> list[str]:
         raise ValueError(f"text must be a str, got {type(text).__name__}")
     parts = _SPLIT_BAR.split(text) if "|" in text else text.split()
     return [p.strip() for p in parts if p.strip()]
-
-
-def axis_labels(tokens: Sequence[str]) -> list[str]:
-    """`index:token` labels, so repeated tokens stay distinct rows and columns."""
-    return [f"{i}:{t}" for i, t in enumerate(tokens)]
 
 
 def default_matrix(n: int, *, kind: str = "identity") -> np.ndarray:

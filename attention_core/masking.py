@@ -23,11 +23,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from attention_core.attention import build_attention, causal_mask
-from attention_core.embedding import embed
+from attention_core.attention import causal_mask
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
+from attention_core.pipeline import build_module, forward
 from attention_core.settings import Settings
-from attention_core.tokenize import tokenize
+from attention_core.tokenize import token_labels, tokenize
 
 __all__ = [
     "PAD_TOKEN",
@@ -79,7 +79,7 @@ class PaddedBatch:
 
     def labels(self, b: int) -> list[str]:
         """`index:token` labels of sentence b, [PAD] included."""
-        return [f"{i}:{t}" for i, t in enumerate(self.tokens[b])]
+        return token_labels(self.tokens[b])
 
     def view(self, b: int, head: int | None = None) -> np.ndarray:
         """(n, n) weights of sentence b: one head, or the mean over heads when head is None
@@ -121,22 +121,13 @@ def padded_batch_attention(
     n = max(lengths)
     padded = [sentence + [PAD_TOKEN] * (n - len(sentence)) for sentence in labels]
 
-    module = build_attention(
-        settings.attention, settings.embed_dim, settings.heads, seed=settings.seed
-    )
-    dim, seed, positional = settings.embed_dim, settings.seed, settings.positional
-    x = torch.cat([embed(p, dim, seed=seed, positional=positional) for p in padded])  # (B, n, C)
+    module = build_module(settings)
     mask = padding_mask(lengths, n, causal=settings.causal)  # (B, 1, 1 or n, n)
-    # single-head weights are (B, n, n): drop the head axis so the mask broadcasts to them
-    module_mask = mask[:, 0] if settings.attention == "single" else mask  # (B, 1 or n, n)
-    with torch.inference_mode():
-        weights = module.trace(x, module_mask).weights  # (B, H, n, n)
-        alone = []
-        for sentence in labels:
-            k = len(sentence)
-            xs = embed(sentence, dim, seed=seed, positional=positional)  # (1, k, C)
-            own = causal_mask(k) if settings.causal else None
-            alone.append(module.trace(xs, own).weights[0].numpy().astype(np.float32))  # (H, k, k)
+    weights = forward(padded, settings, module=module, mask=mask).weights  # (B, H, n, n)
+    alone = [  # each (H, k, k), k its own length
+        forward([sentence], settings, module=module).weights[0].numpy().astype(np.float32)
+        for sentence in labels
+    ]
     allowed = torch.broadcast_to(mask, (len(texts), 1, n, n))[:, 0]  # (B, n, n)
     return PaddedBatch(
         texts=list(texts),

@@ -1,28 +1,70 @@
 """Text in, attention out: tokenize → embed → the project's attention module.
 
-`analyze` is what every page calls (through a cache keyed on plain values). It returns
-plain NumPy data so results can be cached, pickled and drawn without torch.
+The one forward path of the app. `forward` embeds token lists and runs the seeded module
+that a `Settings` describes; every page and lesson that runs the project's own attention
+goes through it (`analyze` for a sentence, `compare.untrained_attention` for a pretrained
+model's tokens, `masking` for a padded batch, `positions` for a shuffled sentence).
+`analyze` returns plain NumPy data, so results can be cached, pickled and drawn without
+torch.
+
+Shape legend: B sentences, n tokens, C embed_dim, H heads (1 for single-head).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from torch import Tensor
 
-from attention_core.attention import build_attention, causal_mask
+from attention_core.attention import (
+    AttentionTrace,
+    MultiHeadAttention,
+    SingleHeadAttention,
+    build_attention,
+    causal_mask,
+)
 from attention_core.embedding import embed
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.settings import Settings
-from attention_core.tokenize import Token, tokenize
+from attention_core.tokenize import Token, token_labels, tokenize
 
-__all__ = ["Analysis", "analyze", "token_labels"]
+__all__ = ["Analysis", "analyze", "build_module", "forward", "token_labels"]
 
 
-def token_labels(tokens: list[Token] | list[str]) -> list[str]:
-    """`index:token` axis labels, so that repeated tokens never merge on a category axis."""
-    return [f"{i}:{getattr(t, 'label', t)}" for i, t in enumerate(tokens)]
+def build_module(settings: Settings) -> SingleHeadAttention | MultiHeadAttention:
+    """The seeded (untrained) module `settings` describe: its weights depend only on
+    attention, embed_dim, heads and seed."""
+    return build_attention(
+        settings.attention, settings.embed_dim, settings.heads, seed=settings.seed
+    )
+
+
+def forward(
+    sentences: Sequence[Sequence[Token | str]],
+    settings: Settings,
+    *,
+    module: SingleHeadAttention | MultiHeadAttention | None = None,
+    mask: Tensor | None = None,
+    divisor: float | None = None,
+) -> AttentionTrace:
+    """Embed B sentences of equal length n and run them through the module as one batch.
+
+    `settings` give the embedding (embed_dim, seed, positional) and, unless `module` is
+    passed, the module. `mask` (bool, broadcastable to (B, H, n, n), True = may attend)
+    replaces the causal mask `settings.causal` implies. `divisor` overrides √d_k.
+    Returns the trace: weights (B, H, n, n), H = 1 for single-head.
+    """
+    module = module or build_module(settings)
+    dim, seed, positional = settings.embed_dim, settings.seed, settings.positional
+    x = torch.cat([embed(list(s), dim, seed=seed, positional=positional) for s in sentences])
+    n = x.shape[1]  # x: (B, n, C)
+    if mask is None and settings.causal:
+        mask = causal_mask(n)  # (n, n)
+    with torch.inference_mode():
+        return module.trace(x, mask, divisor=divisor)
 
 
 @dataclass(frozen=True)
@@ -62,15 +104,7 @@ def analyze(
     text = settings.text[:MAX_TEXT_CHARS]
     all_tokens = tokenize(text, settings.tokenizer)
     tokens = all_tokens[:max_tokens]
-    module = build_attention(
-        settings.attention, settings.embed_dim, settings.heads, seed=settings.seed
-    )
-    x = embed(tokens, settings.embed_dim, seed=settings.seed, positional=settings.positional)
-    n = len(tokens)
-    mask = causal_mask(n) if settings.causal else None
-    with torch.inference_mode():
-        t = module.trace(x, mask, divisor=divisor)
-    arrays = t.numpy() if with_trace else {}
+    t = forward([tokens], settings, divisor=divisor)
     return Analysis(
         settings=settings,
         text=text,
@@ -78,6 +112,6 @@ def analyze(
         total_tokens=len(all_tokens),
         text_cut=len(settings.text) > MAX_TEXT_CHARS,
         weights=t.weights[0].numpy().astype(np.float32, copy=False),  # (H, n, n)
-        trace=arrays,
+        trace=t.numpy() if with_trace else {},
         divisor=t.divisor,
     )

@@ -15,14 +15,13 @@ Shape legend: H heads, n tokens, C embed_dim.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
-import torch
 
-from attention_core.attention import build_attention
-from attention_core.embedding import embed, sinusoidal_positions
+from attention_core.embedding import sinusoidal_positions
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
+from attention_core.pipeline import build_module, forward
 from attention_core.settings import Settings
 from attention_core.tokenize import tokenize
 
@@ -120,20 +119,14 @@ def permutation_check(
     n = len(labels)
     p = _check_perm(perm, n)
     shuffled_labels = [labels[i] for i in p]
-    module = build_attention(
-        settings.attention, settings.embed_dim, settings.heads, seed=settings.seed
-    )
+    module = build_module(settings)
     back = np.argsort(p)  # inverse permutation: original position j sits at back[j]
 
     runs: list[OrderRun] = []
     for positional in (False, True):
-        with torch.inference_mode():
-            x = embed(labels, settings.embed_dim, seed=settings.seed, positional=positional)
-            xs = embed(
-                shuffled_labels, settings.embed_dim, seed=settings.seed, positional=positional
-            )  # (1, n, C)
-            original = module.trace(x).weights[0].numpy().astype(np.float32)  # (H, n, n)
-            shuffled = module.trace(xs).weights[0].numpy().astype(np.float32)  # (H, n, n)
+        run = replace(settings, causal=False, positional=positional)
+        weights = forward([labels, shuffled_labels], run, module=module).weights  # (2, H, n, n)
+        original, shuffled = weights.numpy().astype(np.float32)  # (H, n, n) each
         # Pᵀ·S·P as indexing: restored[a, b] = shuffled[back[a], back[b]]
         restored = shuffled[:, back][:, :, back]  # (H, n, n)
         diff = float(np.abs(restored - original).max(initial=0.0))

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 
 from attention_core.i18n import DEFAULT_LANG, LANGS
 from attention_core.limits import MAX_EMBED_DIM, MAX_HEADS
+from attention_core.tokenize import TOKENIZER_MODES
 
 __all__ = [
     "ATTENTION_KINDS",
@@ -28,7 +29,7 @@ __all__ = [
 ]
 
 DEFAULT_TEXT = "中和有一個永和路"  # the article's example
-TOKENIZERS = ("auto", "jieba", "char", "wordpiece", "word", "manual")
+TOKENIZERS = TOKENIZER_MODES
 ATTENTION_KINDS = ("single", "multi")
 MAX_SEED = 2**31 - 1
 MAX_URL_TEXT = 2_000  # longer text is kept in the session but not written into the link

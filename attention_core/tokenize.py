@@ -62,6 +62,7 @@ __all__ = [
     "USER_DICT_PATH",
     "Token",
     "contains_cjk",
+    "token_labels",
     "tokenize",
     "warm_up",
     "wordpiece_tokenizer",
@@ -106,6 +107,11 @@ _CJK_CLASS = (
 _CJK_RE = re.compile(f"[{_CJK_CLASS}]")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _ZWJ = "\u200d"
+
+
+def token_labels(tokens: Iterable[Token | str]) -> list[str]:
+    """`index:token` axis labels, so that repeated tokens never merge on a category axis."""
+    return [f"{i}:{getattr(t, 'label', t)}" for i, t in enumerate(tokens)]
 
 
 def contains_cjk(text: str) -> bool:
