@@ -28,6 +28,7 @@ import plotly.graph_objects as go
 
 from attention_core.compare import diverging_limit
 from attention_core.figures.heads import COLORSCALE
+from attention_core.figures.style import FONT, matrix_axes, tick_angle
 from attention_core.figures.text import literal, literals
 
 __all__ = [
@@ -44,7 +45,6 @@ __all__ = [
 
 THUMB_CELLS = 64  # most cells per panel side in the model view; longer inputs are pooled
 _GAP = 1  # NaN rows/columns between panels (drawn transparent)
-_FONT = {"family": "Noto Sans CJK TC, Noto Sans CJK SC, Noto Sans, sans-serif"}
 _WIDTH_PX = 1100  # about the plot width of the wide layout; sets the panel height
 _DIFF_TEXT_MAX = 10  # "+0.00" in every cell up to this many tokens
 CELL_PX_MIN = 36  # narrower cells cannot hold "0.00" in 11 px type: the numbers overlap
@@ -206,7 +206,7 @@ def plot_model_view(
         height=int(view.num_layers * panel_px + 70),
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
         plot_bgcolor="rgba(0,0,0,0)",
-        font=_FONT,
+        font=FONT,
     )
     return fig
 
@@ -267,13 +267,12 @@ def plot_difference(
     if text:
         trace.update(texttemplate="%{z:+.2f}", textfont={"size": 10})
     fig = go.Figure(trace)
-    fig.update_xaxes(type="category", tickangle=-45 if n > 6 else 0, constrain="domain")
-    fig.update_yaxes(type="category", autorange="reversed", scaleanchor="x", constrain="domain")
+    matrix_axes(fig, tickangle=tick_angle(n))
     fig.update_layout(
         title={"text": title},
         height=height or max(300, min(720, 140 + 42 * n)),
         margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
-        font=_FONT,
+        font=FONT,
     )
     return fig
 
@@ -327,13 +326,12 @@ def plot_similarity(
     if text:
         trace.update(texttemplate="%{z:.2f}", textfont={"size": 10})
     fig = go.Figure(trace)
-    fig.update_xaxes(type="category", tickangle=-45 if H > 6 else 0, constrain="domain")
-    fig.update_yaxes(type="category", autorange="reversed", scaleanchor="x", constrain="domain")
+    matrix_axes(fig, tickangle=tick_angle(H))
     fig.update_layout(
         title={"text": title},
         height=max(300, min(720, 140 + 30 * H)),
         margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
-        font=_FONT,
+        font=FONT,
     )
     return fig
 
@@ -364,6 +362,6 @@ def plot_stat_bars(
         yaxis_title=literal(axis_title),
         height=320,
         margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
-        font=_FONT,
+        font=FONT,
     )
     return fig

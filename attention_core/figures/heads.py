@@ -21,17 +21,17 @@ from __future__ import annotations
 
 import base64
 import math
-import struct
 import unicodedata
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import plotly.colors
 import plotly.graph_objects as go
 
+from attention_core.figures.png import colour_indices, palette_png
+from attention_core.figures.png import palette as sampled_palette
+from attention_core.figures.style import FONT, matrix_axes
 from attention_core.figures.text import literal, literals
 
 __all__ = ["HeadGrid", "head_grid", "plot_heads", "plot_matrix"]
@@ -49,7 +49,6 @@ TITLE_PX = 24  # room above each panel for its title
 ROW_GAP_PX = 8  # between a panel and the title below it when no labels are in between
 NOMINAL_WIDTH_PX = 760  # about the main column of the wide layout: sizes the panels
 NO_TICKS = {"showticklabels": False, "ticks": ""}
-FONT_FAMILY = "Noto Sans CJK TC, Noto Sans CJK SC, Noto Sans, sans-serif"
 
 
 @dataclass(frozen=True)
@@ -103,51 +102,6 @@ def _text_px(text: str, font_px: float) -> float:
     Axis labels get fixed room (automargin off, see `plot_heads`), so it is estimated here.
     """
     return sum(font_px if unicodedata.east_asian_width(c) in "WF" else 0.62 * font_px for c in text)
-
-
-def _palette(colorscale: str | Sequence[Any]) -> np.ndarray:
-    """(256, 3) uint8: the colour scale sampled at 256 evenly spaced points, as Plotly
-    interpolates it (linearly in RGB between its stops)."""
-    scale = plotly.colors.get_colorscale(colorscale) if isinstance(colorscale, str) else colorscale
-    stops = np.array([float(position) for position, _ in scale])
-    colours = plotly.colors.convert_colors_to_same_type([c for _, c in scale], "rgb")[0]
-    rgb = np.array([plotly.colors.unlabel_rgb(c) for c in colours], dtype=np.float64)  # (S, 3)
-    at = np.linspace(0.0, 1.0, 256)
-    channels = [np.interp(at, stops, rgb[:, k]) for k in range(3)]
-    return np.clip(np.rint(np.stack(channels, axis=1)), 0, 255).astype(np.uint8)  # (256, 3)
-
-
-def _png_chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-
-def palette_png(indices: np.ndarray, palette: np.ndarray) -> bytes:
-    """An 8-bit palette PNG (ISO/IEC 15948): pixel (i, j) has colour palette[indices[i, j]].
-
-    Written by hand (zlib + struct) so the library needs no imaging package.
-    """
-    idx = np.asarray(indices, dtype=np.uint8)
-    h, w = idx.shape
-    rows = np.zeros((h, w + 1), dtype=np.uint8)  # each scanline starts with filter type 0
-    rows[:, 1:] = idx
-    header = struct.pack(">IIBBBBB", w, h, 8, 3, 0, 0, 0)  # 8-bit depth, colour type 3
-    return b"".join(
-        [
-            b"\x89PNG\r\n\x1a\n",
-            _png_chunk(b"IHDR", header),
-            _png_chunk(b"PLTE", np.ascontiguousarray(palette, dtype=np.uint8).tobytes()),
-            # level 1: a 512 x 512 panel compresses in ~4 ms and the output is barely larger
-            _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)),
-            _png_chunk(b"IEND", b""),
-        ]
-    )
-
-
-def colour_indices(matrix: np.ndarray, zmin: float, zmax: float) -> np.ndarray:
-    """Palette index 0…255 of each cell: its place between zmin and zmax (clipped)."""
-    m = np.nan_to_num(np.asarray(matrix, dtype=np.float64), nan=zmin)
-    span = zmax - zmin if zmax > zmin else 1.0
-    return np.clip(np.rint((m - zmin) / span * 255), 0, 255).astype(np.uint8)
 
 
 def _heatmap_trace(
@@ -232,7 +186,7 @@ def plot_heads(
     categories = literals(labels)  # what Plotly gets: shown literally
     names = literals(grid.titles)
     pictures = n * n * P > IMAGE_CELLS
-    palette = _palette(colorscale) if pictures else None
+    palette = sampled_palette(colorscale) if pictures else None
 
     # --- room for labels and titles, in pixels -------------------------------------------
     tick_text = [_short(label) for label in labels]
@@ -350,7 +304,7 @@ def plot_heads(
         annotations=titles,
         height=height,
         margin=margin,
-        font={"family": FONT_FAMILY},
+        font=FONT,
         showlegend=False,
     )
     return go.Figure(data=traces, layout=layout)
@@ -394,12 +348,11 @@ def plot_matrix(
     if show_text:
         trace.update(texttemplate="%{z:.2f}", textfont={"size": 10})
     fig = go.Figure(trace)
-    fig.update_xaxes(type="category", side="top")
-    fig.update_yaxes(type="category", autorange="reversed")
+    matrix_axes(fig, square=False, top=True)
     fig.update_layout(
         title={"text": shown_title},
         height=height or max(220, min(640, 40 + 28 * rows)),
         margin={"l": 10, "r": 10, "t": 60 if title else 30, "b": 10},
-        font={"family": FONT_FAMILY},
+        font=FONT,
     )
     return fig

@@ -13,11 +13,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_core.figures.heads import CELL_TEXT_MAX, plot_matrix
+from attention_core.figures.style import FONT, matrix_axes, tick_angle
 from attention_core.figures.text import literal, literals
 
 __all__ = ["figure_height", "plot_bool_matrix", "plot_padded_weights"]
 
-_FONT = {"family": "Noto Sans CJK TC, Noto Sans CJK SC, Noto Sans, sans-serif"}
 _TRUE_COLOUR = "#2b7bba"
 _FALSE_COLOUR = "#eeeeee"
 _GREY = "rgba(150, 150, 150, 0.75)"
@@ -43,7 +43,7 @@ def plot_bool_matrix(
     shown_title = literal(title)
     m = np.asarray(mask, dtype=bool)
     if m.ndim != 2 or m.size == 0:
-        return go.Figure(layout={"height": 120, "title": {"text": shown_title}, "font": _FONT})
+        return go.Figure(layout={"height": 120, "title": {"text": shown_title}, "font": FONT})
     rows, cols = m.shape
     # escaped before they are spread over the cells: two strings, not rows × cols
     words = np.where(m, literal(true_text), literal(false_text))  # (rows, cols) hover, cells
@@ -69,13 +69,12 @@ def plot_bool_matrix(
     if show_text:
         trace.update(text=words, texttemplate="%{text}", textfont={"size": 10})
     fig = go.Figure(trace)
-    fig.update_xaxes(type="category", side="top", tickangle=-45 if cols > 6 else 0)
-    fig.update_yaxes(type="category", autorange="reversed")
+    matrix_axes(fig, square=False, top=True, tickangle=tick_angle(cols))
     fig.update_layout(
         title={"text": shown_title},
         height=height or max(160, min(700, 110 + 34 * rows)),
         margin={"l": 10, "r": 10, "t": 110 if title else 70, "b": 10},
-        font=_FONT,
+        font=FONT,
     )
     return fig
 

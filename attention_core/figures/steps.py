@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attention_core.figures.heads import HeadGrid, plot_matrix
+from attention_core.figures.style import FONT
 from attention_core.figures.text import literal, literals
 
 __all__ = [
@@ -38,7 +39,6 @@ __all__ = [
     "query_row",
 ]
 
-FONT = {"family": "Noto Sans CJK TC, Noto Sans CJK SC, Noto Sans, sans-serif"}
 HIGHLIGHT = "#ff7f0e"  # the orange of token_chips' highlighted chip
 SCALED_COLOR = "#1f77b4"
 UNSCALED_COLOR = "#d62728"

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from attention_core.figures.heads import FONT_FAMILY
+from attention_core.figures.style import FONT
 from attention_core.figures.text import literal
 
 __all__ = ["plot_curves"]
@@ -155,7 +155,7 @@ def plot_curves(
         "showlegend": False,
         "height": height,
         "margin": {"l": 10, "r": 10, "t": 30, "b": 10},
-        "font": {"family": FONT_FAMILY},
+        "font": FONT,
     }
     return go.Figure(data=traces, layout=layout)
 

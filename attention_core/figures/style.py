@@ -1,0 +1,40 @@
+"""What every figure of the app shares: its font, and the axes of a matrix drawn as a grid
+of cells (rows = queries from the top down, columns = keys; square cells where it helps).
+
+One place, so a heatmap on one page looks like a heatmap on every other page.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+__all__ = ["FONT", "FONT_FAMILY", "matrix_axes", "tick_angle"]
+
+# Noto Sans CJK first: Traditional and Simplified glyphs of the same font as the Latin text
+FONT_FAMILY = "Noto Sans CJK TC, Noto Sans CJK SC, Noto Sans, sans-serif"
+FONT = {"family": FONT_FAMILY}
+
+
+def tick_angle(count: int) -> int:
+    """Column labels lie flat for a few columns and slant beyond six."""
+    return -45 if count > 6 else 0
+
+
+def matrix_axes(
+    fig: go.Figure, *, square: bool = True, top: bool = False, tickangle: int | None = None
+) -> go.Figure:
+    """Category axes for a matrix: row 0 at the top; with `square`, one cell is as wide as
+    it is tall and the grid shrinks to fit (`constrain="domain"`); with `top`, the column
+    labels sit above the grid."""
+    x: dict[str, object] = {"type": "category"}
+    y: dict[str, object] = {"type": "category", "autorange": "reversed"}
+    if square:
+        x["constrain"] = y["constrain"] = "domain"
+        y["scaleanchor"] = "x"
+    if top:
+        x["side"] = "top"
+    if tickangle is not None:
+        x["tickangle"] = tickangle
+    fig.update_xaxes(**x)
+    fig.update_yaxes(**y)
+    return fig
