@@ -3,7 +3,10 @@ pinned, and the library stays free of streamlit."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,3 +36,23 @@ def test_attention_core_never_imports_streamlit():
 def test_no_user_text_reaches_unsafe_html():
     for path in [ROOT / "app.py", *(ROOT / "pages").glob("*.py")]:
         assert "unsafe_allow_html" not in path.read_text(encoding="utf-8"), path
+
+
+def test_attention_core_imports_from_any_folder_without_the_app_stack(tmp_path: Path) -> None:
+    """A notebook elsewhere: the package finds its data, and importing it loads no
+    streamlit, plotly or transformers (nor torch, until a module needs it)."""
+    code = (
+        "import sys, attention_core\n"
+        "heavy = [m for m in ('streamlit', 'plotly', 'transformers', 'torch')\n"
+        "         if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+        "from attention_core.i18n import t\n"
+        "assert t('handmade_title', 'zh-TW')\n"
+        "print([x.label for x in attention_core.tokenize('中和有一個永和路')])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['中和', '有', '一個', '永和路']"
