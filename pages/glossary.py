@@ -28,7 +28,7 @@ st.table(
 st.download_button(
     tr("glossary_download"),
     glossary_csv().encode("utf-8-sig"),  # with a BOM, so Excel reads the Chinese as UTF-8
-    file_name="attention-glossary.csv",
+    file_name=f"{tr('glossary_file')}.csv",
     mime="text/csv",
     key="glossary_download",
     help=tr("glossary_download_help"),

@@ -117,6 +117,7 @@ def _reset_matrix() -> None:
 entry_guard()
 st.title(tr("handmade_title"))
 st.markdown(tr("handmade_intro"))
+st.caption(tr("handmade_sidebar_note"))
 
 for key, default in KEPT.items():
     if key not in state:

@@ -81,7 +81,7 @@ elif n > CELL_TEXT_MAX * 4:
 show_chart(
     plot_heads(grid, colorbar_title=tr("weight_label"), exact=(exact,)),
     key="heads_chart",
-    filename=download_name(settings.text, "png").removesuffix(".png"),
+    filename=download_name(settings.text, "png", prefix=tr("download_prefix")).removesuffix(".png"),
 )
 
 # --- what each head does ------------------------------------------------------------------
@@ -105,7 +105,7 @@ left, right, _ = st.columns([1, 1, 4])
 left.download_button(
     tr("download_csv"),
     partial(matrices_csv, grid.matrices, token_texts, head_names=grid.titles),
-    file_name=download_name(settings.text, "csv"),
+    file_name=download_name(settings.text, "csv", prefix=tr("download_prefix")),
     mime="text/csv",
     key="download_csv",
     help=tr("download_help"),
@@ -114,7 +114,7 @@ left.download_button(
 right.download_button(
     tr("download_json"),
     partial(matrices_json, grid.matrices, token_texts, head_names=grid.titles, config=config),
-    file_name=download_name(settings.text, "json"),
+    file_name=download_name(settings.text, "json", prefix=tr("download_prefix")),
     mime="application/json",
     key="download_json",
     help=tr("download_help"),

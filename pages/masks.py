@@ -10,7 +10,7 @@ import streamlit as st
 
 from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.figures.masks import figure_height, plot_bool_matrix, plot_padded_weights
-from attention_core.i18n import DEFAULT_LANG
+from attention_core.i18n import DEFAULT_LANG, LANGS, t
 from attention_core.masking import PaddedBatch, future_share, padded_batch_attention
 from attention_core.settings import Settings
 from pages.common import (
@@ -29,7 +29,6 @@ from pages.common import (
 state = st.session_state
 ALL_HEADS = -1
 EXACT = 1e-5  # below this a difference is floating-point rounding
-SECOND_DEFAULT = "貓坐在墊子上，因為它很累。"
 
 
 @st.cache_data(max_entries=4, show_spinner=False)  # a 512-token entry holds ~100 MB
@@ -88,9 +87,11 @@ st.markdown(tr("masks_families"))
 st.header(tr("masks_padding_header"))
 st.markdown(tr("masks_padding_intro"))
 # Streamlit forgets a widget's state while another page runs: keep a private copy
-for key, default in (("masks_second", SECOND_DEFAULT), ("masks_padding_causal", False)):
+for key, default in (("masks_second", tr("masks_second_default")), ("masks_padding_causal", False)):
     if key not in state:
         state[key] = state.get(f"_{key}", default)
+if state["masks_second"] in {t("masks_second_default", code) for code in LANGS}:
+    state["masks_second"] = tr("masks_second_default")  # the untouched example follows the language
 second = st.text_input(tr("masks_second_label"), key="masks_second", max_chars=500)
 causal = st.toggle(tr("masks_padding_causal"), key="masks_padding_causal")
 state["_masks_second"], state["_masks_padding_causal"] = second, causal

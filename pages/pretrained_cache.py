@@ -86,9 +86,8 @@ def model_or_stop(name: str) -> LoadedModel:
             st.error(tr("pretrained_missing"))
             st.code(INSTALL_COMMAND, language="bash")
         else:
-            st.error(
-                tr("pretrained_load_error", model=md_escape(name), error=md_escape(str(error)))
-            )
+            why = tr(f"pretrained_error_{error.reason}", **error.params)  # in the UI's language
+            st.error(tr("pretrained_load_error", model=md_escape(name), error=md_escape(why)))
             st.info(tr("pretrained_load_hint"))
     except Exception as error:
         st.error(tr("pretrained_load_error", model=md_escape(name), error=type(error).__name__))

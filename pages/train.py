@@ -19,6 +19,7 @@ import streamlit as st
 
 from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.figures.train import plot_curves
+from attention_core.i18n import catalog, t
 from attention_core.limits import MAX_TRAIN_STEPS
 from attention_core.settings import head_options, nearest_heads
 from attention_core.train import (
@@ -26,6 +27,7 @@ from attention_core.train import (
     MAX_TRAIN_SEQ_LEN,
     MAX_TRAIN_VOCAB,
     TASKS,
+    SettingError,
     Snapshot,
     TrainConfig,
     default_config,
@@ -45,6 +47,8 @@ from pages.common import choose, entry_guard, forget, lang, md_escape, show_char
 
 RUN = "_train_live_run"  # the LiveRun of this session (not a widget)
 START_PROBLEM = "_train_start_problem"  # set by the Train callback when it refused to start
+# TrainConfig field → the catalog name of its widget's label (train_<name>_label)
+FIELD_LABELS = {"vocab_size": "vocab"}
 # the settings widgets are train_<name>, <name> a TrainConfig field
 SETTINGS = ("seq_len", "vocab_size", "embed_dim", "num_heads", "steps", "lr", "seed")
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
@@ -78,9 +82,15 @@ def _config_from_state() -> TrainConfig:
 
 
 def _problem(config: TrainConfig) -> str | None:
-    """The library's message if `config` cannot be trained, else None."""
+    """Why `config` cannot be trained, in the interface's language, else None."""
     try:
         config.validate()
+    except SettingError as error:
+        params = dict(error.params)
+        if "name" in params:  # a field: say it as its widget's label does
+            label = f"train_{FIELD_LABELS.get(str(params['name']), params['name'])}_label"
+            params["name"] = tr(label) if label in catalog() else params["name"]
+        return tr(f"train_error_{error.reason}", **params)
     except ValueError as error:
         return str(error)
     return None
@@ -107,8 +117,7 @@ def _stop() -> None:
 
 
 def task_title(task: str, code: str) -> str:
-    titles = TASKS[task].title
-    return titles.get(code, titles["en"])
+    return t(f"train_task_{task}", code)
 
 
 # --- figures -------------------------------------------------------------------------------
@@ -149,6 +158,7 @@ entry_guard()
 code = lang()
 st.title(tr("train_title"))
 st.markdown(tr("train_intro"))
+st.caption(tr("train_sidebar_note"))
 
 # --- settings ------------------------------------------------------------------------------
 run: LiveRun | None = state.get(RUN)
@@ -253,8 +263,8 @@ problem = _problem(config)
 task = state["train_task"]
 text_col, target_col = st.columns([3, 2])
 with text_col:
-    st.markdown(TASKS[task].explanation.get(code, TASKS[task].explanation["en"]))
-    st.markdown(f"**{tr('train_pattern_label')}:** {tr(f'train_pattern_{task}')}")
+    st.markdown(tr(f"train_task_{task}_explain"))
+    st.markdown(tr("train_pattern_line", pattern=tr(f"train_pattern_{task}")))
 if problem is None:
     with target_col:
         target = head_grid(

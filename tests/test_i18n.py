@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -147,3 +148,30 @@ def test_catalog_rejects_unknown_fields_and_bad_avoid_lists(tmp_path):
     (other / "a.toml").write_text('[k]\nen = "a"\nzh-TW = "甲"\navoid = "乙"\n', "utf-8")
     with pytest.raises(ValueError, match="avoid must be a list"):
         catalog(other)
+
+
+def _error_reasons(module: str, error: str) -> set[str]:
+    """The `reason` literals `module` raises `error` with (its second positional argument)."""
+    tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+    return {
+        node.args[1].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) == error
+        and len(node.args) > 1
+        and isinstance(node.args[1], ast.Constant)
+    }
+
+
+@pytest.mark.parametrize(
+    ("module", "error", "prefix"),
+    [
+        ("attention_core/pretrained.py", "ModelLoadError", "pretrained_error_"),
+        ("attention_core/train.py", "SettingError", "train_error_"),
+    ],
+)
+def test_every_library_error_reason_has_words_in_the_catalog(module, error, prefix):
+    reasons = _error_reasons(module, error)
+    assert len(reasons) >= 4
+    missing = {r for r in reasons if prefix + r not in catalog()}
+    assert not missing, f"{module} raises {error} reasons without catalog text: {missing}"

@@ -18,7 +18,7 @@ from attention_core.i18n import t
 from attention_core.settings import DEFAULT_TEXT
 
 PAGE = "pages/masks.py"
-SECOND = "貓坐在墊子上，因為它很累。"  # the page's default second sentence (9 tokens)
+SECOND = t("masks_second_default", "en")  # the page's default second sentence (11 tokens)
 
 
 def open_page(params: dict[str, str] | None = None, **state: object) -> AppTest:

@@ -102,11 +102,11 @@ def test_train_runs_to_the_end_and_the_replay_shows_every_snapshot():
 
 @pytest.mark.parametrize(
     ("settings", "message"),
-    [
-        ({"steps": 0}, "steps must be in 1..5000, got 0"),
-        ({"steps": 5001}, "steps must be in 1..5000, got 5001"),
-        ({"seq_len": 1}, "seq_len must be in 2..16, got 1"),
-        ({"task": "match", "seq_len": 5}, "seq_len must be even, got 5"),
+    [  # the library's reason, in the catalog's words
+        ({"steps": 0}, "Training steps must be from 1 to 5000, not 0"),
+        ({"steps": 5001}, "Training steps must be from 1 to 5000, not 5001"),
+        ({"seq_len": 1}, "Sequence length n must be from 2 to 16, not 1"),
+        ({"task": "match", "seq_len": 5}, "the sequence length must be even, not 5"),
     ],
 )
 def test_bad_settings_show_the_library_message_and_do_not_train(settings, message):
@@ -128,7 +128,8 @@ def test_train_callback_refuses_settings_changed_at_the_click():
     at.run()
     assert not at.exception
     assert RUN not in at.session_state
-    assert any("steps must be in 1..5000, got 0" in w.value.replace("\\", "") for w in at.warning)
+    message = "Training steps must be from 1 to 5000, not 0"
+    assert any(message in w.value.replace("\\", "") for w in at.warning)
 
 
 def test_heads_that_do_not_divide_embed_dim_are_reported_and_fixed():
@@ -139,7 +140,8 @@ def test_heads_that_do_not_divide_embed_dim_are_reported_and_fixed():
     at.run()
     assert not at.exception
     warning = " ".join(w.value.replace("\\", "") for w in at.warning)
-    assert "embed_dim=6 is not divisible by num_heads=4; valid num_heads: 1, 2, 3, 6" in warning
+    expected = "embed_dim = 6 cannot be split into 4 heads; possible numbers of heads: 1, 2, 3, 6"
+    assert expected in warning
     assert at.select_slider(key="train_num_heads").value == 3  # the nearest divisor
     assert at.select_slider(key="train_num_heads").options == ["1", "2", "3", "6"]
 

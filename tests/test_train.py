@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 import torch
 
-from attention_core.i18n import LANGS
+from attention_core.i18n import LANGS, catalog, t
 from attention_core.limits import MAX_TRAIN_STEPS
 from attention_core.train import (
     TASKS,
+    SettingError,
     TrainConfig,
     attention_mask,
     build_model,
@@ -120,12 +121,28 @@ def test_only_tasks_whose_answer_is_never_the_query_itself_mask_the_diagonal():
 
 def test_every_task_has_a_title_and_explanation_in_both_languages():
     cjk = re.compile(r"[\u4e00-\u9fff]")
+    cat = catalog()  # the words are the app's: assets/i18n/train.toml
     for name, info in TASKS.items():
         assert info.name == name
-        assert set(info.title) == set(info.explanation) == set(LANGS)
-        assert cjk.search(info.title["zh-TW"]) and cjk.search(info.explanation["zh-TW"])
-        assert not cjk.search(info.explanation["en"])
-        assert len(info.explanation["en"]) > 200
+        title, explanation = cat[f"train_task_{name}"], cat[f"train_task_{name}_explain"]
+        assert set(title) == set(explanation) == set(LANGS)
+        assert cjk.search(title["zh-TW"]) and cjk.search(explanation["zh-TW"])
+        assert not cjk.search(explanation["en"])
+        assert len(explanation["en"]) > 200
+
+
+def test_a_setting_that_cannot_be_trained_says_why_in_words_the_app_can_translate():
+    cases = {
+        "range": {"seq_len": 1},
+        "heads": {"embed_dim": 6, "num_heads": 4},
+        "match_even": {"task": "match", "seq_len": 5},
+        "sort_vocab": {"task": "sort", "seq_len": 6, "vocab_size": 6},
+    }
+    for reason, fields in cases.items():
+        with pytest.raises(SettingError) as err:
+            TrainConfig(**fields).validate()
+        assert err.value.reason == reason
+        assert t(f"train_error_{reason}", "zh-TW", **err.value.params)
 
 
 # ---------------------------------------------------------------------------------------
