@@ -257,7 +257,7 @@ def step_mix() -> None:
         st.markdown(md_escape(tr("steps_mix_text_single", n=n, c=C)))
         fig = plot_step_matrix(trace["output"], labels, dims, title=tr("steps_mix_title_single"))
         chart(fig, "steps_chart_output")
-        shape("output", n, C)
+        shape(tr("steps_output_name"), n, C)
         return
     st.latex(
         rf"\text{{head}}{sub} = A{sub}\, V{sub},\qquad "
@@ -296,7 +296,7 @@ def step_out() -> None:
         plot_step_matrix(trace["output"], labels, dims, title=tr("steps_output_title")),
         "steps_chart_output",
     )
-    shape("output", n, C)
+    shape(tr("steps_output_name"), n, C)
 
 
 RENDER = {

