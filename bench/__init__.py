@@ -4,5 +4,5 @@ Sections (each also alone: `python -m bench core server`): core (attention modul
 torch.nn.MultiheadAttention, tokenizer throughput), server (script time per rerun),
 payload (chart bytes per view), browser (real Chromium: page load, typing, painting),
 bertviz (BertViz's head view vs this app), pretrained (MiniLM load and forward), train
-(bench/bench_train.py). See bench/README.md.
+(bench/section_train.py). See bench/README.md.
 """

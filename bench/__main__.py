@@ -18,17 +18,18 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from bench._common import REPO, RESULTS_DIR, Table, dump_json, machine_note
+from bench.measure import REPO
+from bench.tables import RESULTS_DIR, Table, dump_json, machine_note
 
-TRAIN_SCRIPT = Path(__file__).resolve().parent / "bench_train.py"
+TRAIN_SCRIPT = Path(__file__).resolve().parent / "section_train.py"
 TRAIN_TIMEOUT_S = 900
 
 
 def _train(*, quick: bool = False) -> tuple[list[Table], dict]:
-    """bench/bench_train.py, run as its own process; it prints its own table."""
-    table = Table("Training (bench/bench_train.py)", [])
+    """bench/section_train.py, run as its own process; it prints its own table."""
+    table = Table("Training (bench/section_train.py)", [])
     if not TRAIN_SCRIPT.is_file():
-        table.notes.append("skipped: bench/bench_train.py does not exist yet.")
+        table.notes.append("skipped: bench/section_train.py does not exist yet.")
         return [table], {"skipped": True}
     command = [sys.executable, str(TRAIN_SCRIPT)]
     if quick:
@@ -38,43 +39,43 @@ def _train(*, quick: bool = False) -> tuple[list[Table], dict]:
     )
     if done.returncode != 0:
         raise RuntimeError(
-            f"bench_train.py exited with {done.returncode}: {done.stderr.strip()[-1500:]}"
+            f"section_train.py exited with {done.returncode}: {done.stderr.strip()[-1500:]}"
         )
-    table.notes.append("output of `python bench/bench_train.py`:\n\n" + done.stdout.strip())
+    table.notes.append("output of `python bench/section_train.py`:\n\n" + done.stdout.strip())
     return [table], {"stdout": done.stdout}
 
 
 def _sections() -> dict[str, Callable[..., tuple[list[Table], dict]]]:
     # imported lazily: `python -m bench core` should not import Playwright or bertviz
     def core(**kw):
-        from bench import core
+        from bench import section_core
 
-        return core.run(**kw)
+        return section_core.run(**kw)
 
     def server(**kw):
-        from bench import server
+        from bench import section_server
 
-        return server.run(**kw)
+        return section_server.run(**kw)
 
     def payload(**kw):
-        from bench import server
+        from bench import section_server
 
-        return server.run_payload(**kw)
+        return section_server.run_payload(**kw)
 
     def browser(**kw):
-        from bench import browser
+        from bench import section_browser
 
-        return browser.run(**kw)
+        return section_browser.run(**kw)
 
     def bertviz(**kw):
-        from bench import compare_bertviz
+        from bench import section_bertviz
 
-        return compare_bertviz.run(**kw)
+        return section_bertviz.run(**kw)
 
     def pretrained(**kw):
-        from bench import pretrained
+        from bench import section_pretrained
 
-        return pretrained.run(**kw)
+        return section_pretrained.run(**kw)
 
     return {
         "core": core,
@@ -122,9 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.app_repo is not None:
-        from bench import _server
+        from bench import app_server
 
-        _server.APP_REPO = args.app_repo.resolve()
+        app_server.APP_REPO = args.app_repo.resolve()
     unknown = [name for name in args.sections if name not in sections]
     if unknown:
         parser.error(f"unknown section {', '.join(unknown)}; valid: {', '.join(sections)}")

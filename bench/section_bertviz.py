@@ -14,7 +14,7 @@ its own Chromium and gets TIMEOUT_S; a page that has not painted by then is repo
 "failed (timeout)", and the child and everything it started are killed (a renderer busy
 with millions of SVG elements takes minutes to close gracefully, or takes the browser down).
 
-This app's side: page load → every panel painted (bench/browser.py) for the same n and 12
+This app's side: page load → every panel painted (bench/section_browser.py) for the same n and 12
 heads, against a warm server. BertViz's page is static HTML (the weights inlined as JSON),
 so its time is pure browser work; the app's includes the server's analysis.
 """
@@ -29,10 +29,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._browser import VIEWPORT, chromium
-from bench._common import REPO, Table, fmt_s, median, sentence
-from bench._server import streamlit_server
-from bench.browser import measure_page
+from bench.app_server import streamlit_server
+from bench.chromium import VIEWPORT, chromium
+from bench.measure import REPO, sentence
+from bench.section_browser import measure_page
+from bench.tables import Table, fmt_s, median
 
 __all__ = ["bertviz_html", "run"]
 
@@ -141,7 +142,7 @@ def _attempt(n: int) -> dict[str, Any]:
     import psutil
 
     child = subprocess.Popen(
-        [sys.executable, "-m", "bench.compare_bertviz", str(n)],
+        [sys.executable, "-m", "bench.section_bertviz", str(n)],
         cwd=REPO,
         stdout=subprocess.PIPE,  # a few short JSON lines: the pipe never fills
         stderr=subprocess.DEVNULL,

@@ -1,6 +1,6 @@
 """Section 4, browser: what a student waits for in real headless Chromium.
 
-Timed from the browser's side against a real `streamlit run app.py` (bench/_server.py):
+Timed from the browser's side against a real `streamlit run app.py` (bench/app_server.py):
 
 * cold start: server process launched → sentence box visible; on that fresh server, page
   load → sentence box visible and → first heatmaps painted (the first session pays for
@@ -9,21 +9,20 @@ Timed from the browser's side against a real `streamlit run app.py` (bench/_serv
   sentence (fill the box, Ctrl+Enter) → every heatmap repainted, median of several new
   sentences (each a cache miss, as when typing).
 
-"Painted" is defined in bench/_browser.py. Sentences of exactly n tokens use the `char`
+"Painted" is defined in bench/chromium.py. Sentences of exactly n tokens use the `char`
 tokenizer; embed_dim 192 lets every head count in the grid divide it.
 """
 
 from __future__ import annotations
 
-import sys
 import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from bench._browser import VIEWPORT, app_url, chromium, mark_chart, wait_painted
-from bench._common import Table, cpu_seconds, fmt_s, median, sentence
-from bench._server import streamlit_server
+import deploy.app_server
+from bench.app_server import streamlit_server
+from bench.chromium import VIEWPORT, app_url, chromium, mark_chart, wait_painted
+from bench.measure import cpu_seconds, sentence
+from bench.tables import Table, fmt_s, median
 
 __all__ = ["measure_page", "run"]
 
@@ -34,14 +33,6 @@ TYPED_REPEATS = 3
 COLD_REPEATS = 2
 BOX = '[data-testid="stSidebar"] textarea'
 TIMEOUT_S = 120.0
-
-
-def _deploy_warm_up() -> Callable[..., str]:
-    """deploy/run_replicas.py's warm_up: what a deployment does before students arrive."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "deploy"))
-    from run_replicas import warm_up
-
-    return warm_up
 
 
 def _settings(n: int, heads: int, variant: int = 0) -> dict[str, object]:
@@ -110,7 +101,7 @@ def _cold(browser: Any, repeats: int, *, warm_up: bool = False) -> list[dict]:
     for _ in range(repeats):
         with streamlit_server(wait_healthy=True) as server:
             if warm_up:
-                assert _deploy_warm_up()(server.url, timeout=TIMEOUT_S) == "ok"
+                assert deploy.app_server.warm_up(server.url, timeout=TIMEOUT_S) == "ok"
             page = browser.new_page(viewport=VIEWPORT)
             try:
                 start = time.perf_counter()

@@ -14,7 +14,8 @@ import json
 import time
 from collections.abc import Callable
 
-from bench._common import REPO, Table, fmt_ms, median
+from bench.measure import REPO
+from bench.tables import Table, fmt_ms, median
 
 __all__ = ["mixed_text", "run"]
 

@@ -15,8 +15,9 @@ import subprocess
 import sys
 import time
 
-from bench._common import REPO, Table, fmt_ms, fmt_s, median
-from bench.core import mixed_text
+from bench.measure import REPO
+from bench.section_core import mixed_text
+from bench.tables import Table, fmt_ms, fmt_s, median
 
 __all__ = ["run"]
 

@@ -20,7 +20,8 @@ import logging
 import time
 from typing import Any
 
-from bench._common import REPO, Table, fmt_ms, fmt_s, median, sentence
+from bench.measure import REPO, sentence
+from bench.tables import Table, fmt_ms, fmt_s, median
 
 __all__ = ["measure_view", "run", "run_payload"]
 

@@ -11,7 +11,7 @@ Times count training only, not the evaluations this benchmark adds between snaps
 On a shared machine wall time mostly measures the neighbours; the CPU time of this
 process (all its threads) moves much less with the load.
 
-    python bench/bench_train.py [--seeds 3] [--tasks reverse match]
+    python bench/section_train.py [--seeds 3] [--tasks reverse match]
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""What every benchmark section shares: test sentences, timing, CPU accounting, tables.
+"""How the benchmarks report: medians, table cells, markdown tables, the machine line, JSON.
 
 Timings are wall-clock medians. On a shared or loaded machine wall time mostly measures
 the neighbours, so sections that run a server or a browser also report the CPU time the
-measured processes used (psutil): that number moves much less with the load and tells
-whether a change made the work itself cheaper.
+measured processes used (bench/measure.py's `cpu_seconds`): that number moves much less
+with the load and tells whether a change made the work itself cheaper.
 """
 
 from __future__ import annotations
@@ -18,55 +18,22 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 __all__ = [
-    "REPO",
     "RESULTS_DIR",
     "Table",
-    "cpu_seconds",
     "dump_json",
     "fmt_ms",
     "fmt_s",
     "machine_note",
     "median",
-    "sentence",
 ]
 
-REPO = Path(__file__).resolve().parent.parent
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-
-# CJK Unified Ideographs U+4E00..U+9FFF: with the `char` tokenizer each is exactly one token,
-# so n of them make a sentence of n tokens, all distinct (no equal embeddings).
-_CJK_FIRST, _CJK_COUNT = 0x4E00, 20_902
-
-
-def sentence(n: int, *, variant: int = 0) -> str:
-    """A text of exactly `n` tokens under the `char` tokenizer; each `variant` is another
-    text of the same length (so it misses every cache)."""
-    if not 1 <= n <= _CJK_COUNT:
-        raise ValueError(f"n must be between 1 and {_CJK_COUNT}, got {n}")
-    offset = variant * 1009  # a prime step: variants do not repeat for a long while
-    return "".join(chr(_CJK_FIRST + (offset + i) % _CJK_COUNT) for i in range(n))
 
 
 def median(values: Iterable[float]) -> float:
     """The median, or NaN for no values."""
     data = list(values)
     return statistics.median(data) if data else float("nan")
-
-
-def cpu_seconds() -> float:
-    """User + system CPU seconds used so far by every process this benchmark started
-    (the Streamlit server, Playwright's driver, Chromium and its renderers): all the
-    descendants of this process, which itself only waits."""
-    import psutil
-
-    total = 0.0
-    for proc in psutil.Process().children(recursive=True):
-        try:
-            t = proc.cpu_times()
-        except psutil.Error:  # ended between listing and reading
-            continue
-        total += t.user + t.system
-    return total
 
 
 def fmt_s(seconds: float, digits: int = 2) -> str:

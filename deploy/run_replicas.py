@@ -6,9 +6,11 @@ starts `streamlit run app.py` on 127.0.0.1:8501..8503, waits until each answers
 /_stcore/health, warms each one up (`warm_up`: the app script runs once, so torch, jieba
 and the default view are loaded before the first student arrives), writes an nginx
 configuration (deploy/make_nginx_conf.py) into a scratch directory and runs nginx in the
-foreground. Ctrl-C stops everything. The replicas share
-one cookie secret so that a browser moved to another replica (after one died) keeps
-valid cookies. The functions are also used by tests/browser/test_replicas.py.
+foreground. Ctrl-C stops everything. The replicas share one cookie secret so that a
+browser moved to another replica (after one died) keeps valid cookies.
+
+One replica is started, checked, warmed up and stopped by deploy/app_server.py; this
+module adds nginx in front. tests/browser/test_replicas.py drives a cluster through it.
 """
 
 from __future__ import annotations
@@ -18,87 +20,23 @@ import getpass
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_nginx_conf import make_temp_dirs, render
+if not __package__:  # run as a script, or loaded from its path (tests/browser/test_replicas.py)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from deploy.app_server import APP_DIR, HEALTH_PATH, stop, wait_healthy, warm_up
+from deploy.app_server import start_app as start_replica
+from deploy.make_nginx_conf import make_temp_dirs, render
 
+# start_replica, stop, wait_healthy and warm_up live in deploy/app_server.py; they are
+# re-exported because the tests drive a cluster through this module.
 __all__ = ["APP_DIR", "start_nginx", "start_replica", "stop", "wait_healthy", "warm_up"]
 
-APP_DIR = Path(__file__).resolve().parent.parent
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
-
-
-def start_replica(
-    port: int,
-    *,
-    log: Path,
-    address: str = "127.0.0.1",
-    cookie_secret: str | None = None,
-    app_dir: Path = APP_DIR,
-) -> subprocess.Popen:
-    """`streamlit run app.py` on `address:port`, output to `log`, in its own process group."""
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "PYTHONUNBUFFERED": "1",  # the log is complete when someone reads it
-    }
-    if cookie_secret:
-        env["STREAMLIT_SERVER_COOKIE_SECRET"] = cookie_secret
-    cmd = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
-        "--server.headless", "true",
-        "--server.address", address,
-        "--server.port", str(port),
-        "--server.fileWatcherType", "none",
-        "--browser.gatherUsageStats", "false",
-        "--server.scriptHealthCheckEnabled", "true",  # for warm_up
-    ]  # fmt: skip
-    out = open(log, "wb")
-    return subprocess.Popen(
-        cmd, cwd=app_dir, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-    )
-
-
-def wait_healthy(url: str, *, timeout: float = 90.0, proc: subprocess.Popen | None = None) -> None:
-    """Wait until `url` answers 200 (raise TimeoutError, or RuntimeError if `proc` died)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"process {proc.pid} exited with {proc.returncode} before {url}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.3)
-    raise TimeoutError(f"{url} did not answer within {timeout:.0f} s")
-
-
-def warm_up(base_url: str, *, timeout: float = 120.0) -> str:
-    """Run the app script inside the replica at `base_url` (Streamlit's script health check,
-    enabled by `start_replica`) and return its answer, "ok" when it ran cleanly.
-
-    The first session of a fresh server otherwise pays for importing torch (~1.7 s here)
-    and loading jieba's dictionary (~1 s) before its first heatmap. Twice: on a fresh
-    server the first run restarts itself (pages.common.entry_guard), and the health check
-    answers, and ends its session, as soon as that first run is over, cutting the rerun
-    that does the imports short; the second check runs the whole script."""
-    url = f"{base_url.rstrip('/')}/_stcore/script-health-check"
-    answers = []
-    for _ in range(2):
-        with urllib.request.urlopen(url, timeout=timeout) as response:
-            answers.append(response.read().decode("utf-8", "replace").strip())
-    return "ok" if answers == ["ok", "ok"] else " / ".join(answers)
 
 
 def start_nginx(
@@ -125,33 +63,13 @@ def start_nginx(
     )
     if check.returncode:
         raise RuntimeError(f"nginx rejected {conf}:\n{check.stderr}")
-    out = open(prefix / "nginx.out", "wb")
-    return subprocess.Popen(
-        [NGINX, "-c", str(conf), "-p", str(prefix)],
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-
-
-def stop(proc: subprocess.Popen, *, timeout: float = 10.0) -> None:
-    """Stop `proc` and its process group (SIGTERM, then SIGKILL); no-op if already gone."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait(timeout)
-    for stream in (proc.stdout, proc.stderr):
-        if stream:
-            stream.close()
+    with open(prefix / "nginx.out", "wb") as out:  # nginx keeps its own descriptor
+        return subprocess.Popen(
+            [NGINX, "-c", str(conf), "-p", str(prefix)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # so that `stop` ends nginx and its workers
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -172,7 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 start_replica(port, log=scratch / f"replica-{port}.log", cookie_secret=secret)
             )
         for port, proc in zip(ports, procs, strict=True):
-            wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", proc=proc)
+            log = scratch / f"replica-{port}.log"
+            wait_healthy(f"http://127.0.0.1:{port}{HEALTH_PATH}", proc=proc, log=log)
             print(f"replica {port} warm-up: {warm_up(f'http://127.0.0.1:{port}')}")
         nginx = start_nginx(ports, listen=args.listen, prefix=scratch)
         procs.append(nginx)
