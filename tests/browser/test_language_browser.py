@@ -274,7 +274,10 @@ def _guess(page: Page) -> None:
 
 
 ACTIONS: dict[str, list[tuple[str, Any]]] = {
-    "compare": [("configs", lambda p: _click(p, ".st-key-compare_mode button", nth=1))],
+    "compare": [
+        ("configs", lambda p: _click(p, ".st-key-compare_mode button", nth=1)),
+        ("pretrained", lambda p: _click(p, ".st-key-compare_source button", nth=1)),
+    ],
     "steps": [("all", lambda p: _click(p, ".st-key-steps_all label"))],
     "positions": [("shuffled", lambda p: _click(p, ".st-key-positions_shuffle button"))],
     "quiz": [("revealed", _guess)],
