@@ -132,11 +132,12 @@ def test_zh_tw_catalog_uses_the_glossary_term_where_english_does():
 
 
 def test_zh_tw_punctuation_is_full_width_next_to_chinese():
-    bad = re.compile(f"[{HAN}][:,;()?!]|[:,;()?!][{HAN}]")
+    bad = re.compile(f'[{HAN}][:,;()?!."]|[:,;()?!."][{HAN}]')
     found = [
         f"{key}: …{m.group()}…" for key, text in _zh_texts().items() for m in bad.finditer(text)
     ]
-    assert not found, "ASCII punctuation beside Chinese (use ：，；（）？！):\n" + "\n".join(found)
+    use = "：，；（）？！。「」"
+    assert not found, f"ASCII punctuation beside Chinese (use {use}):\n" + "\n".join(found)
 
 
 def test_catalog_rejects_unknown_fields_and_bad_avoid_lists(tmp_path):
