@@ -202,18 +202,18 @@ def _foreign(lang: str, text: str, path: str) -> list[str]:
     if lang == "en":
         for allowed in ZH_ALLOWED_IN_EN:
             text = text.replace(allowed, " ")
-        if path == "glossary":  # its Chinese column
-            for key in glossary():
-                text = text.replace(t(key, "zh-TW"), " ")
+        if path == "glossary":  # its Chinese column, longest terms first (注意力權重, 注意力)
+            for term in sorted((t(key, "zh-TW") for key in glossary()), key=len, reverse=True):
+                text = text.replace(term, " ")
             text = text.replace(t("glossary_col_zh", "en"), " ")
         user = re.escape(SENTENCE["en"])
         text = re.sub(f"[{user}]+", " ", text)  # the sentence and any of its tokens
         return [m.group() for m in re.finditer(f"(?:{CJK.pattern})+", text)]
     for phrase in EN_PHRASES:
         text = text.replace(phrase, " ")
-    if path == "glossary":  # its English column
-        for key in glossary():
-            text = text.replace(t(key, "en"), " ")
+    if path == "glossary":  # its English column, longest terms first (tokenizer, token)
+        for term in sorted((t(key, "en") for key in glossary()), key=len, reverse=True):
+            text = text.replace(term, " ")
     allowed = EN_NAMES | EN_MATH | _user_words(lang)
     found = []
     for word in re.findall(r"[A-Za-z][A-Za-z0-9_]*", text):
