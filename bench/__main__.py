@@ -1,7 +1,7 @@
 """`python -m bench [section ...] [--quick]`: run the benchmarks, print markdown tables.
 
 With no section names every section runs, in this order: core, server, payload, browser,
-bertviz, pretrained, train. The tables are printed as each section finishes and written,
+bertviz, pretrained, train, load. The tables are printed as each section finishes and written,
 with the raw numbers, to bench/results/latest.md and latest.json (git-ignored). A section
 that fails is reported and the others still run; the exit status is then 1.
 """
@@ -23,6 +23,7 @@ from bench.tables import RESULTS_DIR, Table, dump_json, machine_note
 
 TRAIN_SCRIPT = Path(__file__).resolve().parent / "section_train.py"
 TRAIN_TIMEOUT_S = 900
+LOAD_TIMEOUT_S = 1200
 
 
 def _train(*, quick: bool = False) -> tuple[list[Table], dict]:
@@ -42,6 +43,20 @@ def _train(*, quick: bool = False) -> tuple[list[Table], dict]:
             f"section_train.py exited with {done.returncode}: {done.stderr.strip()[-1500:]}"
         )
     table.notes.append("output of `python bench/section_train.py`:\n\n" + done.stdout.strip())
+    return [table], {"stdout": done.stdout}
+
+
+def _load(*, quick: bool = False) -> tuple[list[Table], dict]:
+    """bench/section_load.py in its own process: Locust's gevent patches the standard
+    library when it is imported, which must not happen to this process."""
+    command = [sys.executable, "-m", "bench.section_load", *(["--quick"] if quick else [])]
+    done = subprocess.run(
+        command, cwd=REPO, capture_output=True, text=True, timeout=LOAD_TIMEOUT_S, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"section_load exited with {done.returncode}: {done.stderr[-1500:]}")
+    table = Table("Load (bench/section_load.py)", [])
+    table.notes.append("output of `python -m bench.section_load`:\n\n" + done.stdout.strip())
     return [table], {"stdout": done.stdout}
 
 
@@ -85,6 +100,7 @@ def _sections() -> dict[str, Callable[..., tuple[list[Table], dict]]]:
         "bertviz": bertviz,
         "pretrained": pretrained,
         "train": _train,
+        "load": _load,
     }
 
 

@@ -10,6 +10,8 @@ by itself when every student has left, or at a hard deadline.
 
     python -m bench load                 # 100 students on one server, then 2 replicas
     python -m bench load --quick         # 20 students, one server
+    python -m bench.section_load         # the same, alone (its own process: Locust's
+                                         # gevent patches the standard library at import)
 
 The server's CPU time and memory are read from its process (psutil) before and after.
 """
@@ -18,8 +20,12 @@ from __future__ import annotations
 
 import itertools
 import random
+import secrets
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import gevent
@@ -29,8 +35,11 @@ from locust.env import Environment
 from locust.exception import StopUser
 
 from bench.streamlit_client import StreamlitTab
+from bench.tables import RESULTS_DIR, Table, fmt_s
+from deploy.app_server import free_port, serving, start_app, stop, wait_healthy, warm_up
+from deploy.run_replicas import start_nginx
 
-__all__ = ["ClassResult", "run_class"]
+__all__ = ["ClassResult", "run", "run_class"]
 
 EDITS = 5
 WORDS = 24
@@ -163,3 +172,96 @@ def run_class(url: str, students: int, *, server_pids: list[int]) -> ClassResult
         server_rss_mb=(rss_before, _rss_mb(procs)),
         error_samples=samples,
     )
+
+
+def _row(table: Table, setup: str, r: ClassResult) -> None:
+    table.add(
+        setup,
+        r.students,
+        r.edits,
+        r.errors,
+        f"{fmt_s(r.open_p50_s)} / {fmt_s(r.open_p95_s)}",
+        f"{fmt_s(r.p50_s)} / {fmt_s(r.p95_s)} / {fmt_s(r.max_s)}",
+        f"{r.server_cpu_s / max(1, r.edits + r.students) * 1000:.0f}",
+        f"{r.server_rss_mb[0]:.0f} → {r.server_rss_mb[1]:.0f}",
+    )
+
+
+def _one_server(students: int, logs: Path) -> ClassResult:
+    with serving(log=logs / "load-one.log") as app:
+        print(f"warm-up: {warm_up(app.url)}", flush=True)
+        return run_class(app.url, students, server_pids=[app.process.pid])
+
+
+def _two_replicas(students: int, logs: Path) -> ClassResult:
+    """Two replicas behind nginx (deploy/make_nginx_conf.py: sticky, websocket-aware)."""
+    ports, procs = [free_port(), free_port()], []
+    secret = secrets.token_hex(16)
+    try:
+        for port in ports:
+            log = logs / f"load-replica-{port}.log"
+            procs.append(start_app(port, log=log, cookie_secret=secret))
+        for port, proc in zip(ports, procs, strict=True):
+            wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", proc=proc)
+            warm_up(f"http://127.0.0.1:{port}")
+        listen = f"127.0.0.1:{free_port()}"
+        nginx = start_nginx(ports, listen=listen, prefix=logs / "nginx")
+        procs.append(nginx)
+        wait_healthy(f"http://{listen}/_stcore/health", proc=nginx)
+        return run_class(f"http://{listen}", students, server_pids=[p.pid for p in procs[:2]])
+    finally:
+        for proc in reversed(procs):
+            stop(proc)
+
+
+def run(*, quick: bool = False) -> tuple[list[Table], dict]:
+    students = 20 if quick else 100
+    table = Table(
+        f"A class over the websocket protocol ({EDITS} edits of {WORDS} words, 64 dims x 8 "
+        "heads, 5-15 s think time, arrivals over 10 s; Locust)",
+        [
+            "setup",
+            "students",
+            "edits",
+            "errors",
+            "page load p50 / p95",
+            "edit p50 / p95 / max",
+            "server CPU ms per run",
+            "server RSS MB",
+        ],
+    )
+    logs = Path(tempfile.mkdtemp(prefix="bench-load-", dir=RESULTS_DIR.parent))
+    raw: dict[str, object] = {}
+    try:
+        one = _one_server(students, logs)
+        _row(table, "one server", one)
+        raw["one"] = one.__dict__
+        if not quick and shutil.which("nginx"):
+            two = _two_replicas(students, logs)
+            _row(table, "two replicas behind nginx", two)
+            raw["two"] = two.__dict__
+        elif not quick:
+            table.notes.append("two replicas skipped: nginx is not installed")
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
+    table.notes.append(
+        "A reply is timed from sending the change to the end of the script run that answers "
+        "it; an error is a broken connection, an exception or error box, or another "
+        "student's tokens. Server CPU counts every run, page loads included. The load "
+        "generator shares the 2 cores with the server."
+    )
+    return [table], raw
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.section_load")
+    parser.add_argument("--quick", action="store_true", help="20 students, one server")
+    args = parser.parse_args(argv)
+    tables, _ = run(quick=args.quick)
+    print("\n".join(t.markdown() for t in tables))
+
+
+if __name__ == "__main__":
+    main()
