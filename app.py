@@ -184,6 +184,7 @@ PAGES = {
         st.Page("pages/positions.py", title=tr("page_positions"), icon=":material/shuffle:"),
         st.Page("pages/quiz.py", title=tr("page_quiz"), icon=":material/quiz:"),
         st.Page("pages/train.py", title=tr("page_train"), icon=":material/model_training:"),
+        st.Page("pages/glossary.py", title=tr("page_glossary"), icon=":material/translate:"),
     ],
     tr("nav_models"): [
         st.Page("pages/pretrained.py", title=tr("page_pretrained"), icon=":material/neurology:"),
