@@ -33,7 +33,7 @@ from attention_core.train import (
     default_config,
     example_sequence,
 )
-from attention_core.train_live import (
+from attention_core.train.live import (
     SHARP_FOCUS,
     LiveRun,
     compare_payload,

@@ -168,7 +168,7 @@ def _error_reasons(module: str, error: str) -> set[str]:
     ("module", "error", "prefix"),
     [
         ("attention_core/pretrained.py", "ModelLoadError", "pretrained_error_"),
-        ("attention_core/train.py", "SettingError", "train_error_"),
+        ("attention_core/train/tasks.py", "SettingError", "train_error_"),
     ],
 )
 def test_every_library_error_reason_has_words_in_the_catalog(module, error, prefix):

@@ -1,36 +1,13 @@
-"""Train the project's own attention module on toy tasks, live: the library behind the
-"Train attention live" page.
+"""The toy tasks and their rules: what a training run of `attention_core.train` learns.
 
-A student presses Train and, within a second or two on a small CPU, watches attention go
-from noise to a sharp pattern that explains the task. The model is deliberately tiny and
-has exactly one place where positions exchange information, the attention layer:
+Here are the task table (`TASKS`), the settings of a run (`TrainConfig`, validated with
+errors that name the valid values, and `default_config` with each task's measured
+defaults), and the data rules, written once in NumPy and used for training, evaluation,
+the pictures and the tests. The titles and explanations people read are in the string
+catalog (assets/i18n/train.toml: train_task_<name>, train_task_<name>_explain); this module
+knows only the rules.
 
-    tokens (B, n) ─► [token embedding | position embedding] (B, n, C)
-                 ─► SingleHeadAttention / MultiHeadAttention   (B, n, C), weights (B, H, n, n)
-                 ─► linear read-out, applied to each position on its own   (B, n, K)
-
-No residual connection, no MLP, no second layer: whatever a position outputs must have
-come through its attention weights, so a solved task is a solved attention pattern.
-
-Three choices, each measured over 16-36 seeds per task, make the patterns sharp:
-
-- The token and position embeddings are *concatenated* (C - C//2 token dimensions, C//2
-  position dimensions) rather than added, so "what" and "where" live in separate
-  coordinates and a head can match on one without noise from the other.
-- Both embeddings start at N(0, σ²) with σ = `embed_init_std` = 3 rather than 1. Larger
-  inputs give larger initial query·key scores, so heads commit to one key early. With
-  σ = 1 (and no self-mask) `match` was still solved (accuracy ≈ 100 %), but by diffuse
-  "attend to everything except the answer" codes with under 10 % of the mass on the
-  answer. `sort` is the exception (σ = 1, embed_dim 64): committing early there can
-  freeze a wrong order of the numbers, and about 1 seed in 8 then stalled near 80 %.
-- In `match` and `sort` the answer is never the query's own position, so those tasks mask
-  the diagonal (`attention_mask`; the attention module's mask, True = may attend): a
-  token cannot be its own twin or its own successor. Unmasked, the query's own key is
-  the best token match there is, and in `match` about 1 seed in 18 (even with 4 heads)
-  settled on an accurate code spread over all heads with < 0.1 of the mass on the twin;
-  masked, 36 seeds of 36 with 2 heads put >= 0.98 on it.
-
-The tasks (`TASKS`, with titles and explanations in English and zh-TW for the page):
+The tasks:
 
 - `reverse`  answer at i = token at n-1-i                        (anti-diagonal)
 - `previous` answer at i = token at i-1; position 0 answers its own token (sub-diagonal)
@@ -46,32 +23,27 @@ holds rank i depends on all the others. Measured, one head reaches ≈ 70 % accu
 two heads ≈ 99 % but through blurred mixtures (under 0.55 of the mass on the answer):
 nothing to watch, so it is not offered.
 
+In `match` and `sort` the answer is never the query's own position, so those tasks mask
+the diagonal (`attention_mask`; the attention module's mask, True = may attend): a token
+cannot be its own twin or its own successor. Unmasked, the query's own key is the best
+token match there is, and in `match` about 1 seed in 18 (even with 4 heads) settled on an
+accurate code spread over all heads with < 0.1 of the mass on the twin; masked, 36 seeds
+of 36 with 2 heads put >= 0.98 on it.
+
 Every row has a defined target (`target_positions`), so the focus metric averages over all
 rows. Held-out sequences are a fixed 1-in-5 slice of all possible sequences (by a hash of
 the tokens) that training never draws, so held-out accuracy is on truly unseen inputs.
 
-Usage (drive it from a UI one snapshot at a time, or all at once with `fit`):
-
-    config = default_config("reverse")
-    model = build_model(config)
-    for snap in train(config, model=model):      # step 0, every snapshot_every, the end
-        draw(snap.weights)                       # (H, n, n) on example_sequence(config)
-    result = evaluate(model, config)             # held-out accuracy, best head, focus
-
-Shape legend: B batch, n seq_len, C embed_dim, H num_heads, K output classes.
+Shape legend: B batch, n seq_len.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-import torch
-import torch.nn.functional as F
-from torch import Tensor, nn
 
-from attention_core.attention import build_attention, valid_num_heads
+from attention_core.attention import valid_num_heads
 from attention_core.limits import MAX_TRAIN_STEPS
 
 __all__ = [
@@ -80,24 +52,16 @@ __all__ = [
     "MAX_TRAIN_SEQ_LEN",
     "MAX_TRAIN_VOCAB",
     "TASKS",
-    "Evaluation",
     "SettingError",
-    "Snapshot",
     "TaskInfo",
-    "ToyAttentionModel",
     "TrainConfig",
-    "TrainResult",
     "attention_mask",
-    "build_model",
     "default_config",
-    "evaluate",
     "example_sequence",
-    "fit",
     "is_held_out",
     "sample_sequences",
     "target_positions",
     "task_outputs",
-    "train",
 ]
 
 MAX_TRAIN_SEQ_LEN = 16
@@ -106,7 +70,9 @@ MAX_TRAIN_EMBED_DIM = 128
 MAX_TRAIN_BATCH = 1024
 HELD_OUT_EVERY = 5  # 1 in 5 sequences is reserved for evaluation
 
-# Independent random streams, all derived from config.seed (or the evaluation seed).
+# Independent random streams, all derived from config.seed (or the evaluation seed), kept
+# here in one place so no two can collide: training batches (loop), the example sequence
+# (here), the model's initial weights (model).
 _TRAIN_STREAM = 1
 _EXAMPLE_STREAM = 2
 _INIT_STREAM = 3
@@ -198,7 +164,7 @@ class TrainConfig:
     batch_size: int = 64
     seed: int = 0
     snapshot_every: int = 10
-    embed_init_std: float = 3.0  # σ of both embeddings at init; see the module docstring
+    embed_init_std: float = 3.0  # σ of both embeddings at init; see attention_core.train.model
 
     def validate(self) -> None:
         """Raise ValueError naming the valid values if any field is out of range."""
@@ -419,253 +385,3 @@ def attention_mask(config: TrainConfig) -> np.ndarray:
     if TASKS[config.task].mask_self:
         return ~np.eye(n, dtype=bool)
     return np.ones((n, n), dtype=bool)
-
-
-# ---------------------------------------------------------------------------------------
-# The model
-
-
-class ToyAttentionModel(nn.Module):
-    """Embeddings → one attention layer → a per-position linear read-out (see the module
-    docstring). forward(tokens (B, n)) → logits (B, n, K), weights (B, H, n, n)."""
-
-    mask: Tensor | None
-
-    def __init__(self, config: TrainConfig) -> None:
-        super().__init__()
-        config.validate()
-        self.config = config
-        C, n = config.embed_dim, config.seq_len
-        position_dim = C // 2
-        with torch.random.fork_rng(devices=[]):
-            # Creating nn.Embedding/nn.Linear (here and inside build_attention) draws a
-            # default init from the global RNG; the fork gives the caller its state back.
-            self.token_embedding = nn.Embedding(config.vocab_size, C - position_dim)
-            self.position_embedding = nn.Embedding(n, position_dim)
-            self.readout = nn.Linear(C, config.num_classes)
-            kind = "single" if config.num_heads == 1 else "multi"
-            self.attention = build_attention(kind, C, config.num_heads, seed=config.seed)
-        # Every weight is then drawn from private generators (build_attention has its own),
-        # so the model is a function of the config even when app sessions build models in
-        # parallel threads that share the global RNG.
-        # A stream of its own: seeded with config.seed itself, it would replay the very
-        # bits build_attention draws W_q from, and correlate the embeddings with W_q.
-        init_seed = np.random.default_rng([_INIT_STREAM, config.seed]).integers(2**63)
-        gen = torch.Generator().manual_seed(int(init_seed))
-        bound = 1.0 / C**0.5  # nn.Linear's own default: U(-1/√fan_in, 1/√fan_in)
-        with torch.no_grad():
-            nn.init.normal_(self.token_embedding.weight, std=config.embed_init_std, generator=gen)
-            nn.init.normal_(
-                self.position_embedding.weight, std=config.embed_init_std, generator=gen
-            )
-            nn.init.uniform_(self.readout.weight, -bound, bound, generator=gen)
-            nn.init.uniform_(self.readout.bias, -bound, bound, generator=gen)
-        # (n, n) bool, or None where nothing is masked (then no masking work at all)
-        mask = torch.from_numpy(attention_mask(config)) if TASKS[config.task].mask_self else None
-        self.register_buffer("mask", mask, persistent=False)
-        self.train()  # build_attention returns eval mode; there is no dropout either way
-
-    def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
-        """tokens: (B, n) int64 in 0..vocab_size-1. Returns logits (B, n, K) and weights
-        (B, H, n, n) (H = 1 for single-head)."""
-        cfg = self.config
-        if tokens.dim() != 2 or tokens.shape[1] != cfg.seq_len:
-            raise ValueError(
-                f"tokens must have shape (batch, seq_len={cfg.seq_len}), got {tuple(tokens.shape)}"
-            )
-        B, n = tokens.shape
-        what = self.token_embedding(tokens)  # (B, n, C - C//2)
-        where = self.position_embedding.weight.expand(B, n, -1)  # (B, n, C//2)
-        x = torch.cat([what, where], dim=-1)  # (B, n, C)
-        out, weights = self.attention(x, self.mask)  # (B, n, C), (B, H, n, n) or (B, n, n)
-        if weights.dim() == 3:
-            weights = weights.unsqueeze(1)  # (B, 1, n, n)
-        return self.readout(out), weights  # (B, n, K), (B, H, n, n)
-
-
-def build_model(config: TrainConfig) -> ToyAttentionModel:
-    """A freshly initialised model, a pure function of `config` (its seed and sizes)."""
-    return ToyAttentionModel(config)
-
-
-# ---------------------------------------------------------------------------------------
-# Training
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The model after `step` updates.
-
-    loss and accuracy are on a fresh training batch (accuracy per position), weights are
-    every head on `example_sequence(config)` (the same sequence in every snapshot), and
-    predictions are the model's answers on that sequence.
-    """
-
-    step: int
-    loss: float
-    accuracy: float
-    weights: np.ndarray  # (H, n, n) float32, each row sums to 1
-    predictions: np.ndarray  # (n,) int64
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """Held-out results: exact per-position accuracy and how sharply each head attends to
-    the answer's position (its mass on `target_positions`, averaged over all rows)."""
-
-    accuracy: float
-    position_accuracy: np.ndarray  # (n,) accuracy of each output position
-    sequence_accuracy: float  # every position right
-    head_focus: np.ndarray  # (H,) mean attention mass on the target position
-    best_head: int
-    focus: float  # head_focus[best_head]
-    num_sequences: int
-
-
-@dataclass(frozen=True)
-class TrainResult:
-    """What `fit` returns: the trained model, every snapshot and the held-out evaluation."""
-
-    config: TrainConfig
-    model: ToyAttentionModel = field(repr=False)
-    snapshots: tuple[Snapshot, ...]
-    evaluation: Evaluation
-
-    @property
-    def stopped_early(self) -> bool:
-        return self.snapshots[-1].step < self.config.steps
-
-    @property
-    def losses(self) -> np.ndarray:
-        """(S,) the loss of every snapshot, in order."""
-        return np.array([s.loss for s in self.snapshots], dtype=np.float64)
-
-
-def _batch(config: TrainConfig, rng: np.random.Generator) -> tuple[Tensor, Tensor]:
-    seqs = sample_sequences(config, config.batch_size, rng=rng)  # (B, n)
-    answers = task_outputs(config.task, seqs)  # (B, n)
-    return torch.from_numpy(seqs), torch.from_numpy(answers)
-
-
-def _check_model(model: nn.Module, config: TrainConfig) -> None:
-    if not isinstance(model, ToyAttentionModel):
-        raise ValueError("model must be a ToyAttentionModel made by build_model(config)")
-    mc = model.config
-    sizes = ("task", "seq_len", "vocab_size", "embed_dim", "num_heads")
-    if any(getattr(mc, s) != getattr(config, s) for s in sizes):
-        raise ValueError(
-            "model was built for a different task or size: "
-            + ", ".join(f"{s}={getattr(mc, s)!r} vs {getattr(config, s)!r}" for s in sizes)
-        )
-
-
-def train(
-    config: TrainConfig,
-    *,
-    model: ToyAttentionModel | None = None,
-    should_stop: Callable[[], bool] | None = None,
-) -> Iterator[Snapshot]:
-    """Train step by step, yielding a Snapshot at step 0 (untrained), every
-    `snapshot_every` steps and at the end.
-
-    Pass `model` (from `build_model(config)`) to keep the trained model; it is updated in
-    place. `should_stop` is asked before every step; when it returns True the run ends
-    with a snapshot of the current step. The config is validated here, before the first
-    snapshot is requested. Adam on cross-entropy; the global torch RNG is never touched.
-    """
-    config.validate()
-    if model is None:
-        model = build_model(config)
-    _check_model(model, config)
-    return _train(config, model, should_stop)
-
-
-def _train(
-    config: TrainConfig, model: ToyAttentionModel, should_stop: Callable[[], bool] | None
-) -> Iterator[Snapshot]:
-    rng = np.random.default_rng([_TRAIN_STREAM, config.seed])
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-    example = torch.from_numpy(example_sequence(config))[None]  # (1, n)
-    K = config.num_classes
-    for step in range(config.steps + 1):
-        stop = should_stop is not None and bool(should_stop())
-        tokens, answers = _batch(config, rng)  # (B, n), (B, n)
-        # grad mode is set per step, never held across a yield: the caller's mode between
-        # snapshots stays the caller's
-        with torch.enable_grad():
-            logits, _ = model(tokens)  # (B, n, K)
-            loss = F.cross_entropy(logits.reshape(-1, K), answers.reshape(-1))  # (B·n, K)
-        last = stop or step == config.steps
-        if last or step % config.snapshot_every == 0:
-            with torch.no_grad():
-                accuracy = (logits.argmax(-1) == answers).double().mean().item()
-                ex_logits, ex_weights = model(example)  # (1, n, K), (1, H, n, n)
-            yield Snapshot(
-                step=step,
-                loss=float(loss.item()),
-                accuracy=float(accuracy),
-                weights=ex_weights[0].numpy().astype(np.float32),  # (H, n, n)
-                predictions=ex_logits[0].argmax(-1).numpy().astype(np.int64),  # (n,)
-            )
-        if last:
-            return
-        optimizer.zero_grad(set_to_none=True)
-        with torch.enable_grad():
-            loss.backward()
-        optimizer.step()
-
-
-def evaluate(
-    model: ToyAttentionModel,
-    config: TrainConfig,
-    *,
-    num_sequences: int = 512,
-    seed: int = 12345,
-) -> Evaluation:
-    """Accuracy and attention focus on `num_sequences` fresh held-out sequences.
-
-    Focus of a head = mean over sequences and rows of the weight it puts on the target
-    position (`target_positions`); the best head is the one with the highest focus.
-    """
-    config.validate()
-    _check_model(model, config)
-    _check_int("num_sequences", num_sequences, 1, 100_000)
-    rng = np.random.default_rng(seed)
-    seqs = sample_sequences(config, num_sequences, rng=rng, held_out=True)  # (B, n)
-    answers = task_outputs(config.task, seqs)  # (B, n)
-    targets = target_positions(config.task, seqs)  # (B, n)
-    with torch.no_grad():
-        logits, weights = model(torch.from_numpy(seqs))  # (B, n, K), (B, H, n, n)
-    correct = logits.argmax(-1).numpy() == answers  # (B, n)
-    w = weights.numpy().astype(np.float64)
-    index = np.broadcast_to(targets[:, None, :, None], (*w.shape[:3], 1))  # (B, H, n, 1)
-    mass = np.take_along_axis(w, index, axis=-1)[..., 0]  # (B, H, n)
-    head_focus = mass.mean(axis=(0, 2))  # (H,)
-    best = int(head_focus.argmax())
-    return Evaluation(
-        accuracy=float(correct.mean()),
-        position_accuracy=correct.mean(axis=0),
-        sequence_accuracy=float(correct.all(axis=1).mean()),
-        head_focus=head_focus,
-        best_head=best,
-        focus=float(head_focus[best]),
-        num_sequences=num_sequences,
-    )
-
-
-def fit(
-    config: TrainConfig,
-    *,
-    should_stop: Callable[[], bool] | None = None,
-    on_snapshot: Callable[[Snapshot], None] | None = None,
-    num_sequences: int = 512,
-) -> TrainResult:
-    """Train to the end (or until `should_stop`), then evaluate on held-out sequences."""
-    model = build_model(config)
-    snapshots = []
-    for snap in train(config, model=model, should_stop=should_stop):
-        snapshots.append(snap)
-        if on_snapshot is not None:
-            on_snapshot(snap)
-    evaluation = evaluate(model, config, num_sequences=num_sequences)
-    return TrainResult(config, model, tuple(snapshots), evaluation)
