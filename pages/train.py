@@ -5,7 +5,7 @@ project's own attention module is trained (`attention_core.train`) on a puzzle t
 the right attention pattern solves, and the page draws every head while it learns.
 
 Training runs in the script thread, one run per session, held in session_state as a
-`attention_core.train_live.LiveRun`: any click reruns the script and cuts the loop off,
+`attention_core.train.live.LiveRun`: any click reruns the script and cuts the loop off,
 so the next run simply carries on with the same run, and Stop is a flag the run reads
 before its next step. Everything trained so far is kept (curves, replay, evaluation).
 """

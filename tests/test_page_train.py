@@ -14,8 +14,8 @@ from apptest_helpers import chart, decode, run_app, texts
 from streamlit.testing.v1 import AppTest
 
 from attention_core.train import default_config
-from attention_core.train_live import LiveRun, example_labels, single_thread
-from attention_core.train_live import live_config as _live_config
+from attention_core.train.live import LiveRun, example_labels, single_thread
+from attention_core.train.live import live_config as _live_config
 
 PAGE = "pages/train.py"
 RUN = "_train_live_run"

@@ -1,4 +1,4 @@
-"""Tests for attention_core/train_live.py: a run driven snapshot by snapshot (as the page
+"""Tests for attention_core/train/live.py: a run driven snapshot by snapshot (as the page
 drives it across reruns) is exactly the library's uninterrupted training, Stop keeps what
 was trained, and the page's plain data matches hand-worked cases."""
 
@@ -10,7 +10,7 @@ import torch
 
 from attention_core.stats import head_stats
 from attention_core.train import TrainConfig, default_config, example_sequence, fit, train
-from attention_core.train_live import (
+from attention_core.train.live import (
     LiveRun,
     compare_payload,
     example_labels,
