@@ -16,6 +16,7 @@ from attention_core.limits import MAX_EMBED_DIM
 from attention_core.resources import ASSETS_DIR
 from attention_core.settings import (
     ATTENTION_KINDS,
+    KEYS,
     MAX_SEED,
     MAX_URL_TEXT,
     TOKENIZERS,
@@ -23,14 +24,7 @@ from attention_core.settings import (
     nearest_heads,
     parse_settings,
 )
-from pages.common import (
-    SETTING_KEYS,
-    choose,
-    current_settings,
-    entry_guard,
-    md_escape,
-    tr,
-)
+from ui.common import choose, current_settings, entry_guard, md_escape, tr
 
 st.set_page_config(
     page_title="Attention Studio · 注意力工作室",
@@ -43,13 +37,13 @@ state = st.session_state
 # --- first run of a session: the URL decides the settings --------------------------------
 if "_url_problems" not in state:
     settings, problems = parse_settings(st.query_params.to_dict())
-    for key in SETTING_KEYS:
+    for key in KEYS:
         state[key] = getattr(settings, key)
     state["_url_problems"] = problems
 elif "_settings" in state:
     # st.switch_page drops every widget's state (the sidebar's too) and clears the URL;
     # the settings come back from the plain copy kept at the end of the previous run.
-    for key in SETTING_KEYS:
+    for key in KEYS:
         if key not in state:
             state[key] = getattr(state["_settings"], key)
 
@@ -165,7 +159,7 @@ for problem in state["_url_problems"]:
     )
 state["_url_problems"] = []
 
-# --- navigation: one page per file in pages/ (pages/common.py is shared code, not a page) --
+# --- navigation: one page per file in pages/ (shared code lives in ui/) -------------------
 PAGES = {
     tr("nav_explore"): [
         st.Page(

@@ -20,6 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from attention_core.limits import valid_num_heads
+
 __all__ = [
     "AttentionTrace",
     "MultiHeadAttention",
@@ -28,11 +30,6 @@ __all__ = [
     "causal_mask",
     "valid_num_heads",
 ]
-
-
-def valid_num_heads(embed_dim: int) -> list[int]:
-    """The head counts that divide `embed_dim` evenly (the only valid ones)."""
-    return [h for h in range(1, embed_dim + 1) if embed_dim % h == 0]
 
 
 def _check_dims(embed_dim: object, num_heads: object) -> None:

@@ -142,9 +142,9 @@ def untrained_attention(
     H = 1 for "single".
     """
     from attention_core.pipeline import forward
-    from attention_core.settings import Settings
+    from attention_core.settings import ModelSettings
 
-    settings = Settings(
+    settings = ModelSettings(
         attention=attention,
         embed_dim=embed_dim,
         num_heads=num_heads,

@@ -10,3 +10,11 @@ MAX_HEADS = 64  # num_heads offered; embed_dim's divisors above this are not
 # times H): 1024 x 512² ≈ 2.7e8 multiply-adds, a fraction of a second on 2 cores.
 MAX_WORK = MAX_EMBED_DIM * MAX_TOKENS * MAX_TOKENS
 MAX_TRAIN_STEPS = 5_000
+
+
+def valid_num_heads(embed_dim: int) -> list[int]:
+    """The head counts that divide `embed_dim` evenly (the only valid ones)."""
+    return [h for h in range(1, embed_dim + 1) if embed_dim % h == 0]
+
+
+EXACT = 1e-5  # a difference below this is floating-point rounding, not a real change

@@ -26,7 +26,7 @@ from torch import Tensor
 from attention_core.attention import causal_mask
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.pipeline import build_module, forward
-from attention_core.settings import Settings
+from attention_core.settings import ModelSettings
 from attention_core.tokenize import token_labels, tokenize
 
 __all__ = [
@@ -104,7 +104,7 @@ class PaddedBatch:
 
 
 def padded_batch_attention(
-    texts: Sequence[str], settings: Settings, *, max_tokens: int = MAX_TOKENS
+    texts: Sequence[str], settings: ModelSettings, *, max_tokens: int = MAX_TOKENS
 ) -> PaddedBatch:
     """Tokenize `texts` with `settings.tokenizer`, pad to a common length with [PAD], and run
     them as one batch (B, n, C) through the module `settings` describe, with the key-padding

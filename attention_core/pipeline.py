@@ -1,7 +1,7 @@
 """Text in, attention out: tokenize → embed → the project's attention module.
 
 The one forward path of the app. `forward` embeds token lists and runs the seeded module
-that a `Settings` describes; every page and lesson that runs the project's own attention
+that a `ModelSettings` describes; every page and lesson that runs the project's own attention
 goes through it (`analyze` for a sentence, `compare.untrained_attention` for a pretrained
 model's tokens, `masking` for a padded batch, `positions` for a shuffled sentence).
 `analyze` returns plain NumPy data, so results can be cached, pickled and drawn without
@@ -28,13 +28,13 @@ from attention_core.attention import (
 )
 from attention_core.embedding import embed
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
-from attention_core.settings import Settings
+from attention_core.settings import ModelSettings
 from attention_core.tokenize import Token, token_labels, tokenize
 
 __all__ = ["Analysis", "analyze", "build_module", "forward", "token_labels"]
 
 
-def build_module(settings: Settings) -> SingleHeadAttention | MultiHeadAttention:
+def build_module(settings: ModelSettings) -> SingleHeadAttention | MultiHeadAttention:
     """The seeded (untrained) module `settings` describe: its weights depend only on
     attention, embed_dim, heads and seed."""
     return build_attention(
@@ -44,7 +44,7 @@ def build_module(settings: Settings) -> SingleHeadAttention | MultiHeadAttention
 
 def forward(
     sentences: Sequence[Sequence[Token | str]],
-    settings: Settings,
+    settings: ModelSettings,
     *,
     module: SingleHeadAttention | MultiHeadAttention | None = None,
     mask: Tensor | None = None,
@@ -71,7 +71,7 @@ def forward(
 class Analysis:
     """One view's worth of results: tokens, every head's weights and (optionally) the trace."""
 
-    settings: Settings
+    settings: ModelSettings
     text: str  # the text actually tokenized (cut at MAX_TEXT_CHARS)
     tokens: list[Token]  # at most MAX_TOKENS
     total_tokens: int  # before truncation
@@ -90,7 +90,7 @@ class Analysis:
 
 
 def analyze(
-    settings: Settings,
+    settings: ModelSettings,
     *,
     with_trace: bool = False,
     divisor: float | None = None,

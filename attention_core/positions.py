@@ -22,7 +22,7 @@ import numpy as np
 from attention_core.embedding import sinusoidal_positions
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.pipeline import build_module, forward
-from attention_core.settings import Settings
+from attention_core.settings import ModelSettings
 from attention_core.tokenize import tokenize
 
 __all__ = [
@@ -105,7 +105,7 @@ def _row_spread(weights: np.ndarray, rows: list[int]) -> float:
 
 
 def permutation_check(
-    settings: Settings, perm: Sequence[int] | np.ndarray, *, max_tokens: int = MAX_TOKENS
+    settings: ModelSettings, perm: Sequence[int] | np.ndarray, *, max_tokens: int = MAX_TOKENS
 ) -> PermutationResult:
     """Run the sentence of `settings` as written and shuffled by `perm`, without and with
     positional encoding, through the same seeded module (bidirectional, see the docstring).

@@ -12,20 +12,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from attention_core.i18n import DEFAULT_LANG, LANGS
-from attention_core.limits import MAX_EMBED_DIM, MAX_HEADS
+from attention_core.limits import MAX_EMBED_DIM, MAX_HEADS, valid_num_heads
 from attention_core.tokenize import TOKENIZER_MODES
 
 __all__ = [
     "ATTENTION_KINDS",
     "DEFAULT_TEXT",
+    "KEYS",
     "MAX_SEED",
     "MAX_URL_TEXT",
     "TOKENIZERS",
+    "ModelSettings",
     "Problem",
     "Settings",
     "head_options",
     "nearest_heads",
     "parse_settings",
+    "parse_step",
 ]
 
 DEFAULT_TEXT = "中和有一個永和路"  # the article's example
@@ -39,7 +42,7 @@ _FALSE = {"false", "0", "no", "off"}
 
 def head_options(embed_dim: int) -> list[int]:
     """The num_heads values offered for `embed_dim`: its divisors up to MAX_HEADS."""
-    return [h for h in range(1, min(embed_dim, MAX_HEADS) + 1) if embed_dim % h == 0]
+    return [h for h in valid_num_heads(embed_dim) if h <= MAX_HEADS]
 
 
 def nearest_heads(embed_dim: int, wanted: int) -> int:
@@ -48,8 +51,9 @@ def nearest_heads(embed_dim: int, wanted: int) -> int:
 
 
 @dataclass(frozen=True)
-class Settings:
-    """Everything that determines the attention view (apart from the page)."""
+class ModelSettings:
+    """What determines the attention the app computes: the sentence, how it is cut into
+    tokens, and the seeded module. Caches key on this (the interface language is not in it)."""
 
     text: str = DEFAULT_TEXT
     tokenizer: str = "auto"
@@ -59,12 +63,23 @@ class Settings:
     seed: int = 0
     causal: bool = False
     positional: bool = False
-    lang: str = DEFAULT_LANG
 
     @property
     def heads(self) -> int:
         """Heads actually computed: 1 for single-head attention."""
         return 1 if self.attention == "single" else self.num_heads
+
+    @property
+    def model(self) -> ModelSettings:
+        """These settings and nothing else (a `Settings` without its interface language)."""
+        return ModelSettings(**{f.name: getattr(self, f.name) for f in fields(ModelSettings)})
+
+
+@dataclass(frozen=True)
+class Settings(ModelSettings):
+    """A view as the URL holds it: the model's settings and the interface language."""
+
+    lang: str = DEFAULT_LANG
 
     def to_query_params(self) -> dict[str, str]:
         """The URL form; text too long for a link is left out (see MAX_URL_TEXT)."""
@@ -179,3 +194,11 @@ def parse_settings(
                 valid=", ".join(map(str, head_options(dim))),
             )
     return replace(s, **values), problems
+
+
+def parse_step(raw: str | None, count: int) -> int | None:
+    """The 1-based step a URL value names (`?step=3`), or None unless it is one of 1…count."""
+    if raw is None or not re.fullmatch(r"\s*\d{1,4}\s*", raw, flags=re.ASCII):
+        return None
+    step = int(raw)
+    return step if 1 <= step <= count else None

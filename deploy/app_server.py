@@ -147,7 +147,7 @@ def warm_up(base_url: str, *, timeout: float = 120.0) -> str:
 
     The first session of a fresh server otherwise pays for importing torch (~1.7 s here)
     and loading jieba's dictionary (~1 s) before its first heatmap. Twice: on a fresh
-    server the first run restarts itself (pages.common.entry_guard), and the health check
+    server the first run restarts itself (ui.common.entry_guard), and the health check
     answers, and ends its session, as soon as that first run is over, cutting the rerun
     that does the imports short; the second check runs the whole script."""
     url = f"{base_url.rstrip('/')}/_stcore/script-health-check"

@@ -28,9 +28,11 @@ from attention_core.figures.compare import (
     without_cramped_text,
 )
 from attention_core.figures.heads import head_grid, plot_heads
+from attention_core.figures.style import HALF_WIDTH_PX
 from attention_core.settings import MAX_SEED, TOKENIZERS, head_options, nearest_heads
 from attention_core.stats import STAT_NAMES, head_similarity, head_stats, similarity_order
-from pages.common import (
+from ui.charts import show_chart
+from ui.common import (
     analysis_or_stop,
     choose,
     current_settings,
@@ -38,11 +40,10 @@ from pages.common import (
     forget,
     md_escape,
     seeded,
-    show_chart,
     token_chips,
     tr,
 )
-from pages.pretrained_cache import MODEL_STATE, model_label, model_or_stop, result_or_stop
+from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,7 +54,6 @@ state = st.session_state
 SOURCES = ("module", "pretrained")
 MODES = ("heads", "configs")
 SORT_KEYS = ("head", *STAT_NAMES)
-HALF_WIDTH_PX = 520  # what a chart in one of two columns gets in the wide layout
 
 
 def _reset_pair() -> None:

@@ -34,7 +34,8 @@ from attention_core.handmade import (
 )
 from attention_core.limits import MAX_TEXT_CHARS
 from attention_core.tokenize import tokenize
-from pages.common import choose, current_settings, entry_guard, md_escape, show_chart, tr
+from ui.charts import show_chart
+from ui.common import choose, current_settings, entry_guard, md_escape, tr
 
 state = st.session_state
 ARTICLE_TEXT = " | ".join(ARTICLE_TOKENS)

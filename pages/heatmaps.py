@@ -9,14 +9,14 @@ import streamlit as st
 from attention_core.export import download_name, matrices_csv, matrices_json
 from attention_core.figures.heads import CELL_TEXT_MAX, IMAGE_CELLS, head_grid, plot_heads
 from attention_core.stats import head_stats
-from pages.common import (
+from ui.charts import show_chart
+from ui.common import (
     analysis_or_stop,
     choose,
     current_settings,
     entry_guard,
     highlighted_text,
     md_escape,
-    show_chart,
     token_chips,
     tr,
 )

@@ -3,38 +3,29 @@ then padding: two sentences batched with [PAD] and a key-padding mask."""
 
 from __future__ import annotations
 
-from dataclasses import astuple, replace
-from typing import Any
+from dataclasses import replace
 
 import streamlit as st
 
 from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.figures.masks import figure_height, plot_bool_matrix, plot_padded_weights
-from attention_core.i18n import DEFAULT_LANG, LANGS, t
-from attention_core.masking import PaddedBatch, future_share, padded_batch_attention
-from attention_core.settings import Settings
-from pages.common import (
-    SETTING_KEYS,
+from attention_core.i18n import LANGS, t
+from attention_core.limits import EXACT
+from attention_core.masking import future_share
+from ui.cache import cached_analysis, padded_batch
+from ui.charts import show_chart
+from ui.common import (
     analysis_or_stop,
-    cached_analysis,
     choose,
     current_settings,
     entry_guard,
     md_escape,
-    show_chart,
     token_chips,
     tr,
 )
 
 state = st.session_state
 ALL_HEADS = -1
-EXACT = 1e-5  # below this a difference is floating-point rounding
-
-
-@st.cache_data(max_entries=4, show_spinner=False)  # a 512-token entry holds ~100 MB
-def _padded(texts: tuple[str, ...], values: tuple[Any, ...]) -> PaddedBatch:
-    settings = Settings(**dict(zip(SETTING_KEYS, values, strict=True)))
-    return padded_batch_attention(list(texts), settings)
 
 
 entry_guard()
@@ -98,10 +89,9 @@ state["_masks_second"], state["_masks_padding_causal"] = second, causal
 if not second.strip():
     st.info(tr("masks_second_empty"))
     st.stop()
-batch_settings = replace(settings, causal=causal, lang=DEFAULT_LANG)
 try:
     with st.spinner(tr("computing")):
-        batch = _padded((encoder.text, second), astuple(batch_settings))
+        batch = padded_batch((encoder.text, second), replace(settings.model, causal=causal))
 except Exception as error:
     st.error(tr("error_generic", error=type(error).__name__))
     st.stop()

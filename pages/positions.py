@@ -3,40 +3,22 @@ same matrix with rows and columns permuted; with sinusoidal positions it does no
 
 from __future__ import annotations
 
-from dataclasses import astuple, replace
-from typing import Any
+from dataclasses import replace
 
 import streamlit as st
 
 from attention_core.figures.heads import plot_matrix
-from attention_core.i18n import DEFAULT_LANG
+from attention_core.limits import EXACT
 from attention_core.positions import (
-    PermutationResult,
     permutation,
-    permutation_check,
     positional_table,
 )
-from attention_core.settings import Settings
-from pages.common import (
-    SETTING_KEYS,
-    analysis_or_stop,
-    choose,
-    current_settings,
-    entry_guard,
-    md_escape,
-    show_chart,
-    tr,
-)
+from ui.cache import permutation_result
+from ui.charts import show_chart
+from ui.common import analysis_or_stop, choose, current_settings, entry_guard, md_escape, tr
 
 state = st.session_state
-EXACT = 1e-5  # below this a difference is floating-point rounding
 VIEWS = ("both", "plain", "positional")
-
-
-@st.cache_data(max_entries=4, show_spinner=False)  # a 512-token entry holds ~100 MB
-def _check(values: tuple[Any, ...], perm: tuple[int, ...]) -> PermutationResult:
-    settings = Settings(**dict(zip(SETTING_KEYS, values, strict=True)))
-    return permutation_check(settings, list(perm))
 
 
 def _chips(labels: list[str]) -> None:
@@ -70,7 +52,7 @@ perm = permutation(n, state["positions_seed"])
 right.caption(tr("positions_seed_caption", seed=state["positions_seed"]))
 try:
     with st.spinner(tr("computing")):
-        result = _check(astuple(replace(plain_settings, lang=DEFAULT_LANG)), tuple(perm.tolist()))
+        result = permutation_result(plain_settings.model, tuple(perm.tolist()))
 except Exception as error:
     st.error(tr("error_generic", error=type(error).__name__))
     st.stop()

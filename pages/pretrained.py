@@ -20,28 +20,15 @@ from attention_core.compare import (
 )
 from attention_core.figures.compare import model_view, plot_model_view, without_cramped_text
 from attention_core.figures.heads import head_grid, plot_heads
+from attention_core.figures.style import HALF_WIDTH_PX
 from attention_core.stats import head_stats
-from pages.common import (
-    choose,
-    current_settings,
-    entry_guard,
-    md_escape,
-    seeded,
-    show_chart,
-    token_chips,
-    tr,
-)
-from pages.pretrained_cache import (
-    MODEL_STATE,
-    model_label,
-    model_or_stop,
-    result_or_stop,
-    untrained_result,
-)
+from ui.cache import untrained_result
+from ui.charts import show_chart
+from ui.common import choose, current_settings, entry_guard, md_escape, seeded, token_chips, tr
+from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop
 
 state = st.session_state
 VIEWS = ("model", "layer", "contrast")
-HALF_WIDTH_PX = 520  # what a chart in one of two columns gets in the wide layout
 
 
 def _use_default_model() -> None:

@@ -12,13 +12,13 @@ import streamlit as st
 from attention_core.figures.heads import CELL_TEXT_MAX
 from attention_core.figures.steps import plot_quiz_matrix
 from attention_core.quiz import QuizRound, new_round
-from pages.common import (
+from ui.charts import show_chart
+from ui.common import (
     analysis_or_stop,
     choose,
     current_settings,
     entry_guard,
     md_escape,
-    show_chart,
     token_chips,
     tr,
 )

@@ -11,31 +11,14 @@ import streamlit as st
 
 from attention_core.figures.heads import plot_heads
 from attention_core.figures.steps import pair_grid, plot_dot_spread, plot_peakedness
-from attention_core.scaling import (
-    DEFAULT_DIMS,
-    ScalingResult,
-    scaled_divisor,
-    scaling_experiment,
-)
+from attention_core.scaling import scaled_divisor
 from attention_core.settings import MAX_SEED
 from attention_core.stats import head_stats
-from pages.common import (
-    analysis_or_stop,
-    cached_analysis,
-    choose,
-    current_settings,
-    entry_guard,
-    md_escape,
-    show_chart,
-    tr,
-)
+from ui.cache import cached_analysis, scaling_result
+from ui.charts import show_chart
+from ui.common import analysis_or_stop, choose, current_settings, entry_guard, md_escape, tr
 
 KEY_CHOICES = (4, 8, 16, 32, 64, 128)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def experiment(seed: int, n_keys: int, temperature: float) -> ScalingResult:
-    return scaling_experiment(DEFAULT_DIMS, n_keys=n_keys, temperature=temperature, seed=seed)
 
 
 entry_guard()
@@ -65,7 +48,7 @@ temperature = temp_col.slider(
     key="scaling_temperature",
     help=tr("scaling_temperature_help"),
 )
-result = experiment(int(seed), int(n_keys), float(temperature))
+result = scaling_result(int(seed), int(n_keys), float(temperature))
 st.caption(md_escape(tr("scaling_setup", samples=result.n_samples, keys=result.n_keys)))
 last = -1  # the headline numbers quote the largest d_k
 

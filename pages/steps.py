@@ -7,8 +7,6 @@ Every matrix is an array of `Analysis.trace`, i.e. exactly what `forward()` comp
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from attention_core.figures.steps import (
@@ -20,15 +18,9 @@ from attention_core.figures.steps import (
     plot_step_matrix,
     query_row,
 )
-from pages.common import (
-    analysis_or_stop,
-    choose,
-    current_settings,
-    entry_guard,
-    md_escape,
-    show_chart,
-    tr,
-)
+from attention_core.settings import parse_step
+from ui.charts import show_chart
+from ui.common import analysis_or_stop, choose, current_settings, entry_guard, md_escape, tr
 
 SINGLE_STEPS = ("project", "scores", "scale", "softmax", "mix")
 MULTI_STEPS = ("project", "split", "scores", "scale", "softmax", "mix", "concat", "out")
@@ -43,14 +35,6 @@ STEP_TITLES = {
     "out": "steps_out_title",
 }
 ROW_STEPS = ("scores", "scale", "softmax")  # the steps that follow the query row
-
-
-def parse_step(raw: str | None, count: int) -> int | None:
-    """The 1-based step a URL value names, or None when it is not one of 1…count."""
-    if raw is None or not re.fullmatch(r"\s*\d{1,4}\s*", raw, flags=re.ASCII):
-        return None
-    step = int(raw)
-    return step if 1 <= step <= count else None
 
 
 def _move(delta: int, count: int) -> None:

@@ -21,7 +21,7 @@ from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.figures.train import plot_curves
 from attention_core.i18n import catalog, t
 from attention_core.limits import MAX_TRAIN_STEPS
-from attention_core.settings import head_options, nearest_heads
+from attention_core.settings import MAX_SEED, head_options, nearest_heads
 from attention_core.train import (
     MAX_TRAIN_EMBED_DIM,
     MAX_TRAIN_SEQ_LEN,
@@ -43,7 +43,8 @@ from attention_core.train.live import (
     live_config,
     target_matrix,
 )
-from pages.common import choose, entry_guard, forget, lang, md_escape, show_chart, tr
+from ui.charts import show_chart
+from ui.common import choose, entry_guard, forget, lang, md_escape, tr
 
 RUN = "_train_live_run"  # the LiveRun of this session (not a widget)
 START_PROBLEM = "_train_start_problem"  # set by the Train callback when it refused to start
@@ -52,7 +53,6 @@ FIELD_LABELS = {"vocab_size": "vocab"}
 # the settings widgets are train_<name>, <name> a TrainConfig field
 SETTINGS = ("seq_len", "vocab_size", "embed_dim", "num_heads", "steps", "lr", "seed")
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
-MAX_SEED = 2**31 - 1
 REDRAW_S = 0.3  # redraw curves and heads at most this often while training
 state = st.session_state
 
@@ -176,7 +176,7 @@ if state["train_num_heads"] not in head_options(state["train_embed_dim"]):
     _fit_heads()
 lr_options = sorted({*LEARNING_RATES, state["train_lr"]})
 
-# every widget gets its current value as default too: see pages.common.seeded
+# every widget gets its current value as default too: see ui.common.seeded
 st.subheader(tr("train_settings_header"))
 left, mid, right = st.columns([2, 1, 1])
 choose(

@@ -153,7 +153,7 @@ def texts(at: AppTest) -> str:
 
 
 def md_unescape(text: str) -> str:
-    """Markdown source as the reader sees it: the backslash escapes of pages.common.md_escape
+    """Markdown source as the reader sees it: the backslash escapes of ui.common.md_escape
     (and CommonMark's) removed, `0\\.95` → `0.95`."""
     return re.sub(r"\\(.)", r"\1", text)
 

@@ -43,7 +43,7 @@ def _streamlit_navigation_mode(request: pytest.FixtureRequest, monkeypatch: pyte
     mode before every run, so a rerun would execute the current page file without app.py
     (no sidebar, settings lost). A running server leaves that mode for good once app.py
     has called st.navigation. Tests marked `legacy_pages` keep the detection, to test the
-    app's own guard against it (pages.common.entry_guard).
+    app's own guard against it (ui.common.entry_guard).
     """
     if request.node.get_closest_marker("legacy_pages"):
         return

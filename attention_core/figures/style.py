@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-__all__ = ["FONT", "FONT_FAMILY", "matrix_axes", "tick_angle"]
+__all__ = ["FONT", "FONT_FAMILY", "HALF_WIDTH_PX", "matrix_axes", "tick_angle"]
 
 # Noto Sans CJK first: Traditional and Simplified glyphs of the same font as the Latin text
 FONT_FAMILY = "Noto Sans CJK TC, Noto Sans CJK SC, Noto Sans, sans-serif"
@@ -38,3 +38,6 @@ def matrix_axes(
     fig.update_xaxes(**x)
     fig.update_yaxes(**y)
     return fig
+
+
+HALF_WIDTH_PX = 520  # what a chart in one of two columns gets in the app's wide layout

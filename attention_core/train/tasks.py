@@ -43,8 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_core.attention import valid_num_heads
-from attention_core.limits import MAX_TRAIN_STEPS
+from attention_core.limits import MAX_TRAIN_STEPS, valid_num_heads
 
 __all__ = [
     "MAX_TRAIN_BATCH",

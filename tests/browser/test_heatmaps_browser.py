@@ -292,7 +292,7 @@ def test_traditional_chinese_interface(app_server: str, page: Page) -> None:
 
 def test_first_visitor_after_a_restart_keeps_the_settings(page: Page) -> None:
     """A fresh server starts in Streamlit's legacy pages/ mode; without the app's guard
-    (pages.common.entry_guard) the first session's first click reset every setting."""
+    (ui.common.entry_guard) the first session's first click reset every setting."""
     with serve_app("server-cold") as (url, log):
         open_page(page, url, params={"text": ARTICLE, "embed_dim": 8, "num_heads": 2})
         wait_for_heatmaps(page, 2)

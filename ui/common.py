@@ -1,29 +1,25 @@
-"""What every page shares: the language, the current settings, cached results, safe text.
+"""What every page shares: the language, the current settings, option widgets that keep
+their values, safe text, and the sentence's analysis or a clear message.
 
-Not a page itself (st.navigation lists the pages explicitly). Pages import from here so
-they read like a description of the UI; the computing is in `attention_core`.
+Pages import from here (and from `ui.cache`, `ui.charts`, `ui.models`) so they read like a
+description of the UI; the computing is in `attention_core`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import astuple, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from attention_core.figures.toolbar import chart_config
 from attention_core.i18n import DEFAULT_LANG, t
-from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
-from attention_core.settings import Settings
+from attention_core.limits import MAX_TEXT_CHARS
+from attention_core.settings import KEYS, ModelSettings, Settings
+from ui.cache import cached_analysis, prepare_process
 
 if TYPE_CHECKING:  # torch-heavy modules load lazily, after the sidebar has painted
-    import plotly.graph_objects as go
-
     from attention_core.pipeline import Analysis
-
-SETTING_KEYS = tuple(f.name for f in fields(Settings))
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$&\"'=^%@;,?/])")
@@ -192,64 +188,12 @@ def current_settings() -> Settings:
     """The settings as the sidebar widgets hold them now."""
     state = st.session_state
     defaults = Settings()
-    values = {k: state.get(k, getattr(defaults, k)) for k in SETTING_KEYS}
+    values = {k: state.get(k, getattr(defaults, k)) for k in KEYS}
     return Settings(**values)
 
 
-@st.cache_resource(show_spinner=False)
-def warm_tokenizers() -> bool:
-    """Once per process: load jieba's dictionary (and our user dictionary), and run torch
-    on one intra-op thread.
-
-    The app's matrices are small and a server runs many sessions at once: measured on the
-    2-core machine, the landing page's forward pass (32 tokens, 64 dims, 8 heads) took
-    10 ms on torch's default two threads and 0.55 ms on one; 512 tokens x 12 heads 81 ms
-    and 12 ms. Sessions then share the cores instead of each spinning on both.
-    """
-    import torch
-
-    from attention_core.tokenize import warm_up
-
-    torch.set_num_threads(1)
-    warm_up()
-    return True
-
-
-def _run_analysis(
-    values: tuple[Any, ...], with_trace: bool, divisor: float | None, max_tokens: int
-) -> Analysis:
-    from attention_core.pipeline import analyze
-
-    settings = Settings(**dict(zip(SETTING_KEYS, values, strict=True)))
-    return analyze(settings, with_trace=with_trace, divisor=divisor, max_tokens=max_tokens)
-
-
-# Bounded caches: a view at 512 tokens x 16 heads holds 16 MB of weights, and a trace about
-# four times that, so traces get far fewer entries than plain views.
-@st.cache_data(max_entries=64, show_spinner=False)
-def _view(values: tuple[Any, ...], divisor: float | None, max_tokens: int) -> Analysis:
-    return _run_analysis(values, False, divisor, max_tokens)
-
-
-@st.cache_data(max_entries=6, show_spinner=False)
-def _trace(values: tuple[Any, ...], divisor: float | None, max_tokens: int) -> Analysis:
-    return _run_analysis(values, True, divisor, max_tokens)
-
-
-def cached_analysis(
-    settings: Settings,
-    *,
-    with_trace: bool = False,
-    divisor: float | None = None,
-    max_tokens: int = MAX_TOKENS,
-) -> Analysis:
-    """`attention_core.pipeline.analyze`, cached on plain values (the language is not one)."""
-    plain = astuple(replace(settings, lang=DEFAULT_LANG))
-    return (_trace if with_trace else _view)(plain, divisor, max_tokens)
-
-
 def analysis_or_stop(
-    settings: Settings | None = None,
+    settings: ModelSettings | None = None,
     *,
     with_trace: bool = False,
     divisor: float | None = None,
@@ -264,7 +208,7 @@ def analysis_or_stop(
     if not settings.text.strip():
         st.info(tr("empty_text"))
         st.stop()
-    warm_tokenizers()
+    prepare_process()
     try:
         with st.spinner(tr("computing")):
             result = cached_analysis(settings, with_trace=with_trace, divisor=divisor)
@@ -295,16 +239,3 @@ def highlighted_text(text: str, start: int, end: int) -> None:
     before, span, after = text[:start], text[start:end], text[end:]
     middle = f":orange-background[{md_escape(span)}]" if span else ""
     st.markdown(md_escape(before) + middle + md_escape(after))
-
-
-def show_chart(
-    figure: go.Figure,
-    *,
-    key: str,
-    where: Any = st,
-    filename: str | None = None,
-    **kwargs: Any,
-) -> None:
-    """A Plotly chart with the toolbar in the interface's language (in `where`, a column
-    or placeholder, when given); `filename` names the PNG download."""
-    where.plotly_chart(figure, key=key, config=chart_config(lang(), filename=filename), **kwargs)

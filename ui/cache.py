@@ -1,0 +1,151 @@
+"""Every Streamlit cache of the app, in one place, keyed on plain values.
+
+`st.cache_resource` holds what is loaded once and shared read-only (the pretrained model,
+the process set-up); `st.cache_data` holds computed results, each with `max_entries`
+chosen from its size. Keys are plain values: `ModelSettings` (a frozen dataclass of str,
+int and bool, without the interface language), texts, tuples, numbers; never a model or
+a tensor. The computing is in `attention_core`; torch and transformers are imported
+inside the cached functions, so the first paint of a page does not wait for them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from attention_core.limits import MAX_TOKENS
+from attention_core.settings import ModelSettings
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from attention_core.masking import PaddedBatch
+    from attention_core.pipeline import Analysis
+    from attention_core.positions import PermutationResult
+    from attention_core.pretrained import LoadedModel, PretrainedAttention
+    from attention_core.scaling import ScalingResult
+
+__all__ = [
+    "cached_analysis",
+    "loaded_model",
+    "padded_batch",
+    "permutation_result",
+    "prepare_process",
+    "pretrained_result",
+    "scaling_result",
+    "untrained_result",
+]
+
+
+@st.cache_resource(show_spinner=False)
+def prepare_process() -> bool:
+    """Once per process: load jieba's dictionary (and our user dictionary), and run torch
+    on one intra-op thread.
+
+    The app's matrices are small and a server runs many sessions at once: measured on the
+    2-core machine, the landing page's forward pass (32 tokens, 64 dims, 8 heads) took
+    10 ms on torch's default two threads and 0.55 ms on one; 512 tokens x 12 heads 81 ms
+    and 12 ms. Sessions then share the cores instead of each spinning on both.
+    """
+    import torch
+
+    from attention_core.tokenize import warm_up
+
+    torch.set_num_threads(1)
+    warm_up()
+    return True
+
+
+# Bounded caches: a view at 512 tokens x 16 heads holds 16 MB of weights, and a trace about
+# four times that, so traces get far fewer entries than plain views.
+@st.cache_data(max_entries=64, show_spinner=False)
+def _view(model: ModelSettings, divisor: float | None, max_tokens: int) -> Analysis:
+    from attention_core.pipeline import analyze
+
+    return analyze(model, divisor=divisor, max_tokens=max_tokens)
+
+
+@st.cache_data(max_entries=6, show_spinner=False)
+def _trace(model: ModelSettings, divisor: float | None, max_tokens: int) -> Analysis:
+    from attention_core.pipeline import analyze
+
+    return analyze(model, with_trace=True, divisor=divisor, max_tokens=max_tokens)
+
+
+def cached_analysis(
+    settings: ModelSettings,
+    *,
+    with_trace: bool = False,
+    divisor: float | None = None,
+    max_tokens: int = MAX_TOKENS,
+) -> Analysis:
+    """`attention_core.pipeline.analyze`, cached on the model's settings alone."""
+    return (_trace if with_trace else _view)(settings.model, divisor, max_tokens)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)  # a 512-token entry holds ~100 MB
+def padded_batch(texts: tuple[str, ...], model: ModelSettings) -> PaddedBatch:
+    """`attention_core.masking.padded_batch_attention` of `texts`."""
+    from attention_core.masking import padded_batch_attention
+
+    return padded_batch_attention(list(texts), model)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)  # a 512-token entry holds ~100 MB
+def permutation_result(model: ModelSettings, perm: tuple[int, ...]) -> PermutationResult:
+    """`attention_core.positions.permutation_check` of the sentence shuffled by `perm`."""
+    from attention_core.positions import permutation_check
+
+    return permutation_check(model, list(perm))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def scaling_result(seed: int, n_keys: int, temperature: float) -> ScalingResult:
+    """`attention_core.scaling.scaling_experiment` at its default dimensions."""
+    from attention_core.scaling import DEFAULT_DIMS, scaling_experiment
+
+    return scaling_experiment(DEFAULT_DIMS, n_keys=n_keys, temperature=temperature, seed=seed)
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def loaded_model(name: str) -> LoadedModel:
+    """One model per id or folder ("" = the packaged one), shared read-only by all sessions."""
+    from attention_core.pretrained import load_model
+
+    return load_model(name or None)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def pretrained_result(name: str, text: str) -> PretrainedAttention:
+    """The model's tokens and attentions (L, H, n, n) for `text`, keyed on plain values.
+
+    A 512-token result is about 75 MB, hence the small `max_entries`.
+    """
+    from attention_core.pretrained import run_model
+
+    return run_model(loaded_model(name), text)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def untrained_result(
+    tokens: tuple[str, ...],
+    attention: str,
+    embed_dim: int,
+    num_heads: int,
+    seed: int,
+    causal: bool,
+    positional: bool,
+) -> np.ndarray:
+    """The project's untrained module on the model's tokens → (H, n, n)."""
+    from attention_core.compare import untrained_attention
+
+    return untrained_attention(
+        list(tokens),
+        attention=attention,
+        embed_dim=embed_dim,
+        num_heads=num_heads,
+        seed=seed,
+        causal=causal,
+        positional=positional,
+    )
