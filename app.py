@@ -24,6 +24,7 @@ from attention_core.settings import (
     nearest_heads,
     parse_settings,
 )
+from ui.cache import import_ui_stack
 from ui.common import choose, current_settings, entry_guard, md_escape, tr
 
 st.set_page_config(
@@ -32,6 +33,7 @@ st.set_page_config(
     layout="wide",
 )
 entry_guard()
+import_ui_stack()
 state = st.session_state
 
 # --- first run of a session: the URL decides the settings --------------------------------

@@ -32,6 +32,8 @@ from websockets.sync.client import ClientConnection, connect
 
 __all__ = ["StreamlitTab", "Update"]
 
+CHART = "attention_studio_chart"  # ui.charts.CHART_COMPONENT: the app's chart component
+
 _DONE = {
     ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY,
     ForwardMsg.ScriptFinishedStatus.FINISHED_WITH_COMPILE_ERROR,
@@ -44,7 +46,7 @@ class Update:
 
     seconds: float
     bytes: int
-    charts: list[dict[str, Any]] = field(default_factory=list)  # Plotly specs
+    charts: list[dict[str, Any]] = field(default_factory=list)  # Plotly figures drawn
     markdown: list[str] = field(default_factory=list)
     exceptions: list[str] = field(default_factory=list)  # st.exception boxes (tracebacks)
     errors: list[str] = field(default_factory=list)  # st.error boxes
@@ -140,6 +142,8 @@ class StreamlitTab:
             self.widget_ids["text_area"] = element.text_area.id
         elif kind == "plotly_chart":
             update.charts.append(json.loads(element.plotly_chart.spec))
+        elif kind == "bidi_component" and element.bidi_component.component_name == CHART:
+            update.charts.append(json.loads(json.loads(element.bidi_component.json)["figure"]))
         elif kind == "markdown":
             update.markdown.append(element.markdown.body)
         elif kind == "exception":

@@ -8,6 +8,7 @@ import json
 import re
 import string
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from attention_core.i18n import catalog
+from ui.charts import CHART_COMPONENT
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 180
@@ -52,9 +54,36 @@ def open_after_first_run(page: str, params: dict[str, str] | None = None, **stat
     return at
 
 
+@dataclass(frozen=True)
+class DrawnChart:
+    """One chart as the app sent it (ui/charts.py): its key, Plotly figure and config."""
+
+    key: str
+    spec: dict[str, Any]
+    config: dict[str, Any]
+    size: int  # characters of what was sent for it (one websocket message holds it all)
+
+
+def drawn_charts(at: AppTest) -> list[DrawnChart]:
+    """Every chart on the page: the app's chart components (ui.charts), whose
+    data carries the Plotly JSON, then any plain st.plotly_chart."""
+    found = []
+    for element in at.get("bidi_component"):
+        if element.proto.component_name == CHART_COMPONENT:
+            data = json.loads(element.proto.json)
+            key = element.proto.id.rsplit("-", 1)[-1]
+            spec = json.loads(data["figure"])
+            found.append(DrawnChart(key, spec, data["config"], len(element.proto.json)))
+    for element in at.get("plotly_chart"):
+        key = element.proto.id.rsplit("-", 1)[-1]
+        spec, config = json.loads(element.proto.spec), json.loads(element.proto.config)
+        found.append(DrawnChart(key, spec, config, len(element.proto.spec)))
+    return found
+
+
 def charts(at: AppTest) -> dict[str, dict[str, Any]]:
     """Key → Plotly spec of every chart on the page (the key ends the element id)."""
-    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    return {c.key: c.spec for c in drawn_charts(at)}
 
 
 def chart(at: AppTest, key: str) -> dict[str, Any]:
@@ -65,8 +94,8 @@ def chart(at: AppTest, key: str) -> dict[str, Any]:
 
 
 def figures(at: AppTest) -> list[dict[str, Any]]:
-    """Every plotly_chart on the page, as its JSON spec."""
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    """Every chart on the page, as its Plotly JSON spec."""
+    return [c.spec for c in drawn_charts(at)]
 
 
 def decode(array: Any) -> np.ndarray:

@@ -31,6 +31,7 @@ from apptest_helpers import (
     APP,
     assert_drawn_literally,
     decode,
+    drawn_charts,
     drawn_strings,
     heatmaps,
     run_app,
@@ -185,10 +186,10 @@ def test_typed_text_gives_the_tokens_or_the_due_message(session_for, mode, name)
     all_tokens = tokenize(text[:MAX_TEXT_CHARS], mode)
     shown = all_tokens[:MAX_TOKENS]
     if not text.strip():
-        assert infos(at) == [t("empty_text", "en")] and not at.get("plotly_chart")
+        assert infos(at) == [t("empty_text", "en")] and not drawn_charts(at)
     elif not shown:
         no_tokens = t("no_tokens", "en", tokenizer=t(f"tokenizer_{mode}", "en"))
-        assert infos(at) == [no_tokens] and not at.get("plotly_chart")
+        assert infos(at) == [no_tokens] and not drawn_charts(at)
     else:
         labels = token_labels(shown)
         traces = heatmaps(at)
@@ -322,7 +323,7 @@ def test_the_page_offers_safe_file_names_for_markup(deferred):
     at = run_app({"text": text, **SMALL})
     assert_healthy(at)
     names = sorted(d["file_name"] for d in deferred.values())
-    config = json.loads(at.get("plotly_chart")[0].proto.config)
+    config = drawn_charts(at)[0].config
     png = config["toImageButtonOptions"]["filename"]
     assert names == ["attention-img-src-x-onerror-alert-1-etc-pa.csv",
                      "attention-img-src-x-onerror-alert-1-etc-pa.json"]  # fmt: skip
@@ -421,7 +422,7 @@ QUERY_STRINGS = st.one_of(
 def test_the_app_survives_any_query_string(query):
     at = run_app(parse_qs(query, keep_blank_values=True))
     assert_healthy(at)
-    assert at.get("plotly_chart") or infos(at)
+    assert drawn_charts(at) or infos(at)
 
 
 # --- 1d. resource bounds ----------------------------------------------------------------------
@@ -431,12 +432,12 @@ def test_widest_model_on_the_longest_text_completes_with_a_message():
     assert t("tokens_truncated", "en", total=600, limit=MAX_TOKENS) in warnings(at)
     # too many cells to send as numbers: one exact head, the others as pictures, and a note
     assert t("image_view_note", "en", n=MAX_TOKENS) in [c.value for c in at.caption]
-    spec = at.get("plotly_chart")[0].proto.spec
-    figure = json.loads(spec)
+    drawn = drawn_charts(at)[0]
+    figure = drawn.spec
     assert [tr["name"] for tr in figure["data"]] == [f"head {i}" for i in range(64)]
     assert decode(figure["data"][0]["z"]).shape == (MAX_TOKENS, MAX_TOKENS)
     # The largest view fits in one websocket message (else the browser would get nothing).
-    assert len(spec) < st_config.get_option("server.maxMessageSize") * 1e6
+    assert drawn.size < st_config.get_option("server.maxMessageSize") * 1e6
 
 
 def test_training_steps_are_bounded():

@@ -12,7 +12,7 @@ from pathlib import Path
 import apptest_helpers
 import numpy as np
 import pytest
-from apptest_helpers import chart, decode
+from apptest_helpers import chart, charts, decode
 from availability import needs_minilm
 from helpers_teaching import reference_weights
 from streamlit.testing.v1 import AppTest
@@ -42,7 +42,7 @@ def open_page(*, lang: str = "en", **state: object) -> AppTest:
 
 
 def has_chart(at: AppTest, key: str) -> bool:
-    return any(c.proto.id.endswith("-" + key) for c in at.get("plotly_chart"))
+    return key in charts(at)
 
 
 def texts(elements) -> str:

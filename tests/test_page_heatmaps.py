@@ -10,6 +10,7 @@ import pytest
 from apptest_helpers import (
     catalog_line,
     decode,
+    drawn_charts,
     heatmaps,
     md_unescape,
     run_app,
@@ -153,7 +154,7 @@ def test_changing_embed_dim_keeps_heads_valid():
 def test_empty_or_tokenless_text_gives_a_prompt_not_an_error(text):
     at = run_app({"text": text, "tokenizer": "manual" if text == "|||" else "auto"})
     assert not at.exception
-    assert not at.get("plotly_chart") or text == "！？。"
+    assert not drawn_charts(at) or text == "！？。"
     assert at.info or heatmaps(at)
 
 

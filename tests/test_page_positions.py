@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from apptest_helpers import charts, decode, open_after_first_run
+from apptest_helpers import charts, decode, drawn_charts, open_after_first_run
 from helpers_teaching import reference_weights
 from streamlit.testing.v1 import AppTest
 
@@ -104,7 +104,7 @@ def test_the_encoding_table_is_sinusoidal() -> None:
 def test_one_token_or_none_gives_a_message(params: dict[str, str], key: str) -> None:
     at = open_page(params)
     assert any(i.value == t(key, "en") for i in at.info)
-    assert not at.get("plotly_chart")
+    assert not drawn_charts(at)
 
 
 def test_many_tokens() -> None:

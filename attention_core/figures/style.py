@@ -8,11 +8,36 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-__all__ = ["FONT", "FONT_FAMILY", "HALF_WIDTH_PX", "matrix_axes", "tick_angle"]
+__all__ = ["FONT", "FONT_FAMILY", "HALF_WIDTH_PX", "TEMPLATE", "matrix_axes", "tick_angle"]
 
 # Noto Sans CJK first: Traditional and Simplified glyphs of the same font as the Latin text
 FONT_FAMILY = "Noto Sans CJK TC, Noto Sans CJK SC, Noto Sans, sans-serif"
 FONT = {"family": FONT_FAMILY}
+_TEXT = "#31333F"  # Streamlit's light theme: text, grid and axis colours
+_GRID = "#E6EAF1"
+_AXIS = {
+    "gridcolor": _GRID,
+    "linecolor": _GRID,
+    "zerolinecolor": _GRID,
+    "tickcolor": _GRID,
+    "title": {"standoff": 12},
+    "automargin": True,
+}
+# The look every chart shares, close to the one Streamlit gives st.plotly_chart (the app
+# draws its charts itself, see ui/charts.py): transparent paper, the theme's text and grid
+# colours, a white hover box. Small, unlike Plotly's default template (~6 kB per figure).
+TEMPLATE = go.layout.Template(
+    layout={
+        "font": {"color": _TEXT, "size": 14},
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "plot_bgcolor": "rgba(0,0,0,0)",
+        "colorway": ["#0068C9", "#83C9FF", "#FF2B2B", "#FFABAB", "#29B09D", "#7DEFA1"],
+        "hoverlabel": {"bgcolor": "#FFFFFF", "bordercolor": _GRID, "font": {"color": _TEXT}},
+        "xaxis": _AXIS,
+        "yaxis": _AXIS,
+        "legend": {"bgcolor": "rgba(0,0,0,0)"},
+    }
+)
 
 
 def tick_angle(count: int) -> int:

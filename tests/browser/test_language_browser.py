@@ -154,7 +154,7 @@ _SETTLED = """
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (document.querySelector('[data-testid="stSpinner"], [data-testid="stSkeleton"]'))
     return false;
-  return [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every((c) => {
+  return [...document.querySelectorAll('.studio-chart')].every((c) => {
     const gd = c.querySelector('.js-plotly-plot');
     return gd && gd._fullLayout && gd.querySelector('.modebar-btn');
   });
@@ -166,7 +166,7 @@ _STATE = """
 () => ({
   script: document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state'),
   busy: document.querySelectorAll('[data-testid="stSpinner"], [data-testid="stSkeleton"]').length,
-  charts: [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map((c) => {
+  charts: [...document.querySelectorAll('.studio-chart')].map((c) => {
     const gd = c.querySelector('.js-plotly-plot');
     const modebar = !!c.querySelector('.modebar-btn');
     return {plot: !!gd, layout: !!(gd && gd._fullLayout), modebar};

@@ -64,7 +64,7 @@ UNTHROTTLED = [  # 20 tabs in one browser: keep every one at full speed
     "--disable-backgrounding-occluded-windows",
 ]
 PLOTLY_BUNDLE = "**/static/js/PlotlyChart*.js"
-_CHART = '[data-testid="stPlotlyChart"] .js-plotly-plot'
+_CHART = '.studio-chart.js-plotly-plot'
 _STATE = """() => ['connection', 'script'].map((s) => document.querySelector(
   '[data-testid="stApp"]')?.getAttribute(`data-test-${s}-state`))"""
 _PAINTED = """
