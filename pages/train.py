@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
@@ -176,6 +178,34 @@ if state["train_num_heads"] not in head_options(state["train_embed_dim"]):
     _fit_heads()
 lr_options = sorted({*LEARNING_RATES, state["train_lr"]})
 
+
+def number_field(
+    where: Any,
+    name: str,
+    low: int,
+    high: int | None = None,
+    *,
+    step: int = 1,
+    help_max: int | None = None,
+    on_change: Callable[[], None] | None = None,
+) -> None:
+    """The number widget of TrainConfig field `name` (key train_<name>) in `where`, from
+    `low` to `high`; label and help from the catalog, the help naming `help_max` (default
+    `high`) as {max}. Like every setting, it is locked while a run trains."""
+    label = FIELD_LABELS.get(name, name)
+    where.number_input(
+        tr(f"train_{label}_label"),
+        min_value=low,
+        max_value=high,
+        step=step,
+        value=state[f"train_{name}"],
+        key=f"train_{name}",
+        on_change=on_change,
+        disabled=running,
+        help=tr(f"train_{label}_help", max=help_max if help_max is not None else high),
+    )
+
+
 # every widget gets its current value as default too: see ui.common.seeded
 st.subheader(tr("train_settings_header"))
 left, mid, right = st.columns([2, 1, 1])
@@ -189,15 +219,7 @@ choose(
     disabled=running,
     help=tr("train_defaults_note"),
 )
-mid.number_input(
-    tr("train_steps_label"),
-    min_value=0,
-    step=50,
-    value=state["train_steps"],
-    key="train_steps",
-    disabled=running,
-    help=tr("train_steps_help", max=MAX_TRAIN_STEPS),
-)
+number_field(mid, "steps", 0, step=50, help_max=MAX_TRAIN_STEPS)
 choose(
     right.select_slider,
     tr("train_lr_label"),
@@ -208,34 +230,9 @@ choose(
     help=tr("train_lr_help"),
 )
 cols = st.columns(5)
-cols[0].number_input(
-    tr("train_seq_len_label"),
-    min_value=1,
-    max_value=MAX_TRAIN_SEQ_LEN,
-    value=state["train_seq_len"],
-    key="train_seq_len",
-    disabled=running,
-    help=tr("train_seq_len_help", max=MAX_TRAIN_SEQ_LEN),
-)
-cols[1].number_input(
-    tr("train_vocab_label"),
-    min_value=2,
-    max_value=MAX_TRAIN_VOCAB,
-    value=state["train_vocab_size"],
-    key="train_vocab_size",
-    disabled=running,
-    help=tr("train_vocab_help"),
-)
-cols[2].number_input(
-    tr("train_embed_dim_label"),
-    min_value=2,
-    max_value=MAX_TRAIN_EMBED_DIM,
-    value=state["train_embed_dim"],
-    key="train_embed_dim",
-    on_change=_fit_heads,
-    disabled=running,
-    help=tr("train_embed_dim_help"),
-)
+number_field(cols[0], "seq_len", 1, MAX_TRAIN_SEQ_LEN)
+number_field(cols[1], "vocab_size", 2, MAX_TRAIN_VOCAB)
+number_field(cols[2], "embed_dim", 2, MAX_TRAIN_EMBED_DIM, on_change=_fit_heads)
 choose(
     cols[3].select_slider,
     tr("train_num_heads_label"),
@@ -244,15 +241,7 @@ choose(
     disabled=running,
     help=tr("train_num_heads_help"),
 )
-cols[4].number_input(
-    tr("train_seed_label"),
-    min_value=0,
-    max_value=MAX_SEED,
-    value=state["train_seed"],
-    key="train_seed",
-    disabled=running,
-    help=tr("train_seed_help"),
-)
+number_field(cols[4], "seed", 0, MAX_SEED)
 if heads_note is not None:
     st.warning(md_escape(tr("train_heads_fixed", error=heads_note, heads=state["train_num_heads"])))
 
