@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -214,32 +215,13 @@ def plot_dot_spread(
     y_title: str = "",
 ) -> go.Figure:
     """Measured std of q·k against d_k on log-log axes, with the √d_k reference line."""
-    measured_name, reference_name = literal(measured_name), literal(reference_name)
-    title, x_title, y_title = literal(title), literal(x_title), literal(y_title)
     d = np.asarray(dims, dtype=np.float32)
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=d,
-            y=np.sqrt(d),
-            name=reference_name,
-            mode="lines",
-            line={"color": "#7f7f7f", "dash": "dash", "width": 6},
-            opacity=0.6,
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=d,
-            y=np.asarray(dot_std, dtype=np.float32),
-            name=measured_name,
-            mode="lines+markers",
-            line={"color": UNSCALED_COLOR},
-        )
-    )
-    _log2_axes(fig, d, x_title=x_title, y_title=y_title, log_y=True)
-    fig.update_layout(title={"text": title}, height=420, font=FONT, hovermode="x unified")
-    return fig
+    reference = {"mode": "lines", "line": {"color": "#7f7f7f", "dash": "dash", "width": 6}}
+    curves = [
+        (reference_name, np.sqrt(d), {**reference, "opacity": 0.6}),
+        (measured_name, dot_std, {"mode": "lines+markers", "line": {"color": UNSCALED_COLOR}}),
+    ]
+    return _against_dk(d, curves, title, x_title, y_title, log_y=True, height=420)
 
 
 def plot_peakedness(
@@ -254,46 +236,52 @@ def plot_peakedness(
     y_title: str = "",
 ) -> go.Figure:
     """A softmax statistic (entropy or max weight, both in [0, 1]) against d_k, two curves."""
-    unscaled_name, scaled_name = literal(unscaled_name), literal(scaled_name)
-    title, x_title, y_title = literal(title), literal(x_title), literal(y_title)
-    d = np.asarray(dims, dtype=np.float32)
-    fig = go.Figure()
-    for name, values, color in (
-        (unscaled_name, unscaled, UNSCALED_COLOR),
-        (scaled_name, scaled, SCALED_COLOR),
-    ):
-        fig.add_trace(
-            go.Scatter(
-                x=d,
-                y=np.asarray(values, dtype=np.float32),
-                name=name,
-                mode="lines+markers",
-                line={"color": color},
-            )
-        )
-    _log2_axes(fig, d, x_title=x_title, y_title=y_title, log_y=False)
+    curves = [
+        (unscaled_name, unscaled, {"mode": "lines+markers", "line": {"color": UNSCALED_COLOR}}),
+        (scaled_name, scaled, {"mode": "lines+markers", "line": {"color": SCALED_COLOR}}),
+    ]
+    fig = _against_dk(dims, curves, title, x_title, y_title, log_y=False, height=400)
     fig.update_yaxes(range=[0, 1.05])
-    fig.update_layout(title={"text": title}, height=400, font=FONT, hovermode="x unified")
     return fig
 
 
-def _log2_axes(fig: go.Figure, d: np.ndarray, *, x_title: str, y_title: str, log_y: bool) -> None:
-    """Log x axis ticked at the d_k actually measured (2, 4, …, 1024); legend under the plot.
+def _against_dk(
+    dims: np.ndarray,
+    curves: list[tuple[str, np.ndarray, dict[str, Any]]],
+    title: str,
+    x_title: str,
+    y_title: str,
+    *,
+    log_y: bool,
+    height: int,
+) -> go.Figure:
+    """Curves against d_k, each (name, values, go.Scatter style); legend under the plot.
 
-    A log y axis is ticked at powers of two too: Plotly's own log ticks (2, 5, 10, 20…)
-    would hide that √d_k doubles for every fourfold d_k. The titles come escaped.
+    The log x axis is ticked at the d_k actually measured (2, 4, …, 1024). A log y axis is
+    ticked at powers of two too: Plotly's own log ticks (2, 5, 10, 20…) would hide that
+    √d_k doubles for every fourfold d_k. Names and titles are drawn literally.
     """
+    d = np.asarray(dims, dtype=np.float32)
+    fig = go.Figure()
+    for name, values, style in curves:
+        y = np.asarray(values, dtype=np.float32)
+        fig.add_trace(go.Scatter(x=d, y=y, name=literal(name), **style))
     ticks = [int(v) for v in d]
-    fig.update_xaxes(type="log", title={"text": x_title}, tickvals=ticks, ticktext=ticks)
+    fig.update_xaxes(type="log", title={"text": literal(x_title)}, tickvals=ticks, ticktext=ticks)
     if log_y:
         top = float(np.sqrt(d.max())) * 2 if d.size else 2.0
         y_ticks = [2.0**p for p in range(-1, int(np.ceil(np.log2(top))) + 1)]
         fig.update_yaxes(type="log", tickvals=y_ticks, ticktext=[f"{v:g}" for v in y_ticks])
-    fig.update_yaxes(title={"text": y_title})
+    fig.update_yaxes(title={"text": literal(y_title)})
     fig.update_layout(
+        title={"text": literal(title)},
+        height=height,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
         legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
+        font=FONT,
+        hovermode="x unified",
     )
+    return fig
 
 
 def plot_quiz_matrix(

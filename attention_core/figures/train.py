@@ -63,29 +63,24 @@ def plot_curves(
     width = (1 - _GAP) / 2
     x_end = max(int(x.max()), total_steps or 0, 1)
     x_range = [0, x_end]
+    mode = "lines+markers" if len(x) <= 40 else "lines"
+    panels = (  # left, then right: values, name, colour, hover format, axis suffix
+        (loss, loss_title, LOSS_COLOR, ".4f", ""),
+        (accuracy, accuracy_title, ACCURACY_COLOR, ".1%", "2"),
+    )
     traces = [
         go.Scatter(
             x=x,
-            y=loss,
-            mode="lines+markers" if len(x) <= 40 else "lines",
-            name=loss_title,
-            line={"color": LOSS_COLOR},
+            y=y,
+            mode=mode,
+            name=name,
+            line={"color": color},
             marker={"size": 4},
-            hovertemplate=step_title + " %{x}: %{y:.4f}<extra>" + loss_title + "</extra>",
-            xaxis="x",
-            yaxis="y",
-        ),
-        go.Scatter(
-            x=x,
-            y=accuracy,
-            mode="lines+markers" if len(x) <= 40 else "lines",
-            name=accuracy_title,
-            line={"color": ACCURACY_COLOR},
-            marker={"size": 4},
-            hovertemplate=step_title + " %{x}: %{y:.1%}<extra>" + accuracy_title + "</extra>",
-            xaxis="x2",
-            yaxis="y2",
-        ),
+            hovertemplate=step_title + " %{x}: %{y:" + fmt + "}<extra>" + name + "</extra>",
+            xaxis=f"x{axis}",
+            yaxis=f"y{axis}",
+        )
+        for y, name, color, fmt, axis in panels
     ]
     shapes: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = [
