@@ -27,8 +27,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_core.compare import diverging_limit
-from attention_core.figures.heads import COLORSCALE
-from attention_core.figures.style import FONT, matrix_axes, tick_angle
+from attention_core.figures.heads import COLORSCALE, matrix_figure
+from attention_core.figures.style import FONT, tick_angle
 from attention_core.figures.text import literal, literals
 
 __all__ = [
@@ -170,10 +170,15 @@ def plot_model_view(
     """
     if view.cells == 0 or view.tiles.size == 0:  # no tokens: an empty figure, not an error
         return go.Figure(layout={"height": 120})
-    trace = go.Heatmap(
-        z=view.tiles,
-        x=literals(view.x),
-        y=literals(view.y),
+    panel_px = min(160.0, max(40.0, _WIDTH_PX / view.num_heads))
+    fig = matrix_figure(
+        view.tiles,
+        literals(view.x),
+        literals(view.y),
+        title="",
+        height=int(view.num_layers * panel_px + 70),
+        top_px=40,
+        axes={"top": True},
         zmin=zmin,
         zmax=zmax,
         colorscale=colorscale,
@@ -181,33 +186,12 @@ def plot_model_view(
         hovertemplate="%{y} → %{x}: %{z:.3f}<extra></extra>",
         colorbar={"title": {"text": literal(colorbar_title)}, "thickness": 14},
     )
-    fig = go.Figure(trace)
-    fig.update_xaxes(
-        type="category",
-        side="top",
-        tickmode="array",
-        tickvals=literals(view.x_ticks),
-        ticktext=literals(view.head_titles),
-        showgrid=False,
-        constrain="domain",
-    )
-    fig.update_yaxes(
-        type="category",
-        autorange="reversed",
-        tickmode="array",
-        tickvals=literals(view.y_ticks),
-        ticktext=literals(view.layer_titles),
-        showgrid=False,
-        scaleanchor="x",
-        constrain="domain",
-    )
-    panel_px = min(160.0, max(40.0, _WIDTH_PX / view.num_heads))
-    fig.update_layout(
-        height=int(view.num_layers * panel_px + 70),
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        plot_bgcolor="rgba(0,0,0,0)",
-        font=FONT,
-    )
+    # one tick per head (across) and per layer (down), at the centre of its panels; the
+    # NaN gaps between panels stay transparent
+    ticks = {"tickmode": "array", "showgrid": False}
+    fig.update_xaxes(**ticks, tickvals=literals(view.x_ticks), ticktext=literals(view.head_titles))
+    fig.update_yaxes(**ticks, tickvals=literals(view.y_ticks), ticktext=literals(view.layer_titles))
+    fig.update_layout(plot_bgcolor="rgba(0,0,0,0)")
     return fig
 
 
@@ -250,31 +234,22 @@ def plot_difference(
         return go.Figure(layout={"height": 120, "title": {"text": title}})
     limit = diverging_limit(d)
     n = d.shape[0]
-    text = n <= _DIFF_TEXT_MAX
-    trace = go.Heatmap(
-        z=d,
-        x=labels,
-        y=labels,
+    return matrix_figure(
+        d,
+        labels,
+        labels,
+        title=title,
+        height=height or max(300, min(720, 140 + 42 * n)),
+        top_px=50 if title else 20,
+        cell_text="%{z:+.2f}" if n <= _DIFF_TEXT_MAX else None,
+        axes={"tickangle": tick_angle(n)},
         colorscale="RdBu",
         zmid=0.0,
         zmin=-limit,
         zmax=limit,
         hovertemplate="%{y} → %{x}: %{z:+.4f}<extra></extra>",
         colorbar={"title": {"text": literal(colorbar_title)}, "thickness": 14},
-        xgap=1 if text else 0,
-        ygap=1 if text else 0,
     )
-    if text:
-        trace.update(texttemplate="%{z:+.2f}", textfont={"size": 10})
-    fig = go.Figure(trace)
-    matrix_axes(fig, tickangle=tick_angle(n))
-    fig.update_layout(
-        title={"text": title},
-        height=height or max(300, min(720, 140 + 42 * n)),
-        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
-        font=FONT,
-    )
-    return fig
 
 
 def plot_similarity(
@@ -310,30 +285,21 @@ def plot_similarity(
         zmin = min(0.9, max(0.0, math.floor(float(s.min()) * 10) / 10))
     labels = literals(names[i] for i in idx)
     H = len(idx)
-    text = H <= 16
-    trace = go.Heatmap(
-        z=shown,
-        x=labels,
-        y=labels,
+    return matrix_figure(
+        shown,
+        labels,
+        labels,
+        title=title,
+        height=max(300, min(720, 140 + 30 * H)),
+        top_px=50 if title else 20,
+        cell_text="%{z:.2f}" if H <= 16 else None,
+        axes={"tickangle": tick_angle(H)},
         zmin=zmin,
         zmax=1.0,
         colorscale="Viridis",
         hovertemplate="%{y} ~ %{x}: %{z:.3f}<extra></extra>",
         colorbar={"title": {"text": literal(colorbar_title)}, "thickness": 14},
-        xgap=1 if text else 0,
-        ygap=1 if text else 0,
     )
-    if text:
-        trace.update(texttemplate="%{z:.2f}", textfont={"size": 10})
-    fig = go.Figure(trace)
-    matrix_axes(fig, tickangle=tick_angle(H))
-    fig.update_layout(
-        title={"text": title},
-        height=max(300, min(720, 140 + 30 * H)),
-        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
-        font=FONT,
-    )
-    return fig
 
 
 def plot_stat_bars(

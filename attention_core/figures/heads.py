@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import math
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,7 @@ from attention_core.figures.png import palette as sampled_palette
 from attention_core.figures.style import FONT, matrix_axes
 from attention_core.figures.text import literal, literals
 
-__all__ = ["HeadGrid", "head_grid", "plot_heads", "plot_matrix"]
+__all__ = ["HeadGrid", "head_grid", "matrix_figure", "plot_heads", "plot_matrix"]
 
 CELL_TEXT_MAX = 12  # write the weight into each cell up to this many tokens
 TICKS_MAX = 48  # label axis ticks up to this many tokens; beyond, hover tells
@@ -333,26 +333,55 @@ def plot_matrix(
         return go.Figure(layout={"height": 120, "title": {"text": shown_title}})
     rows, cols = m.shape
     show_text = (rows <= CELL_TEXT_MAX and cols <= 16) if text is None else text
-    trace = go.Heatmap(
-        z=m,
-        x=literals(col_labels),
-        y=literals(row_labels),
+    return matrix_figure(
+        m,
+        literals(col_labels),
+        literals(row_labels),
+        title=shown_title,
+        height=height or max(220, min(640, 40 + 28 * rows)),
+        top_px=60 if title else 30,
+        cell_text="%{z:.2f}" if show_text else None,
+        axes={"square": False, "top": True},
         colorscale=colorscale,
         zmid=zmid if zmin is None and zmax is None else None,
         zmin=zmin,
         zmax=zmax,
         hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>",
-        xgap=1 if show_text else 0,
-        ygap=1 if show_text else 0,
     )
-    if show_text:
-        trace.update(texttemplate="%{z:.2f}", textfont={"size": 10})
+
+
+def matrix_figure(
+    z: np.ndarray,
+    x: Sequence[str],
+    y: Sequence[str],
+    *,
+    title: str,
+    height: int,
+    top_px: int,
+    cell_text: str | None = None,
+    gaps: bool | None = None,
+    axes: Mapping[str, Any] | None = None,
+    **heatmap: Any,
+) -> go.Figure:
+    """One (rows, cols) matrix as one heatmap in the frame every single-matrix figure
+    shares: category axes as `style.matrix_axes(**axes)` (row 0 on top), the house font,
+    10 px margins but `top_px` above, `height` pixels in all.
+
+    `x`, `y` and `title` come escaped (`literal`). `cell_text` is the texttemplate written
+    into every cell (None: none); cells are parted by 1 px gaps where they carry text,
+    unless `gaps` says otherwise. `heatmap` holds the rest of the go.Heatmap: colour
+    scale and limits, hover, colour bar, custom data.
+    """
+    gap = int(bool(cell_text) if gaps is None else gaps)
+    trace = go.Heatmap(z=z, x=x, y=y, xgap=gap, ygap=gap, **heatmap)
+    if cell_text:
+        trace.update(texttemplate=cell_text, textfont={"size": 10})
     fig = go.Figure(trace)
-    matrix_axes(fig, square=False, top=True)
+    matrix_axes(fig, **(axes or {}))
     fig.update_layout(
-        title={"text": shown_title},
-        height=height or max(220, min(640, 40 + 28 * rows)),
-        margin={"l": 10, "r": 10, "t": 60 if title else 30, "b": 10},
+        title={"text": title},
+        height=height,
+        margin={"l": 10, "r": 10, "t": top_px, "b": 10},
         font=FONT,
     )
     return fig

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attention_core.figures.heads import CELL_TEXT_MAX, plot_matrix
-from attention_core.figures.style import FONT, matrix_axes, tick_angle
+from attention_core.figures.heads import CELL_TEXT_MAX, matrix_figure, plot_matrix
+from attention_core.figures.style import FONT, tick_angle
 from attention_core.figures.text import literal, literals
 
 __all__ = ["figure_height", "plot_bool_matrix", "plot_padded_weights"]
@@ -48,10 +48,17 @@ def plot_bool_matrix(
     # escaped before they are spread over the cells: two strings, not rows × cols
     words = np.where(m, literal(true_text), literal(false_text))  # (rows, cols) hover, cells
     show_text = cols <= 16 and rows <= CELL_TEXT_MAX * 2
-    trace = go.Heatmap(
-        z=m.astype(np.float32),
-        x=literals(col_labels),
-        y=literals(row_labels),
+    return matrix_figure(
+        m.astype(np.float32),
+        literals(col_labels),
+        literals(row_labels),
+        title=shown_title,
+        height=height or max(160, min(700, 110 + 34 * rows)),
+        top_px=110 if title else 70,
+        cell_text="%{text}" if show_text else None,
+        gaps=True,
+        axes={"square": False, "top": True, "tickangle": tick_angle(cols)},
+        text=words if show_text else None,
         zmin=0.0,
         zmax=1.0,
         colorscale=[
@@ -63,20 +70,7 @@ def plot_bool_matrix(
         showscale=False,
         customdata=words,
         hovertemplate="%{y}, %{x}: %{customdata}<extra></extra>",
-        xgap=1,
-        ygap=1,
     )
-    if show_text:
-        trace.update(text=words, texttemplate="%{text}", textfont={"size": 10})
-    fig = go.Figure(trace)
-    matrix_axes(fig, square=False, top=True, tickangle=tick_angle(cols))
-    fig.update_layout(
-        title={"text": shown_title},
-        height=height or max(160, min(700, 110 + 34 * rows)),
-        margin={"l": 10, "r": 10, "t": 110 if title else 70, "b": 10},
-        font=FONT,
-    )
-    return fig
 
 
 def plot_padded_weights(
