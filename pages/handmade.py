@@ -114,6 +114,24 @@ def _reset_matrix() -> None:
         _set_tables({**live, "matrix": _fresh_matrix(live["tokens"])}, "handmade_matrix")
 
 
+def _number_columns(columns: list[str]) -> dict[str, object]:
+    return {c: st.column_config.NumberColumn(c, format="%.4g") for c in columns}
+
+
+def _edited_table(name: str, values: np.ndarray, rows: list[str], columns: list[str]) -> np.ndarray:
+    """Editor `name` under its header and caption, on `values`; what it holds now, blank
+    cells as NaN."""
+    st.subheader(tr(f"{name}_header"))
+    st.caption(tr(f"{name}_caption"))
+    edited = st.data_editor(
+        pd.DataFrame(values, index=rows, columns=columns),
+        key=_editor_key(name),
+        num_rows="fixed",
+        column_config=_number_columns(columns),
+    )
+    return edited.to_numpy(dtype=float, na_value=np.nan)
+
+
 # --- title and the article's example ------------------------------------------------------
 entry_guard()
 st.title(tr("handmade_title"))
@@ -172,24 +190,8 @@ labels = axis_labels(tokens)
 columns = [f"x{j + 1}" for j in range(dim)]
 
 # --- the two editable tables --------------------------------------------------------------
-st.subheader(tr("handmade_matrix_header"))
-st.caption(tr("handmade_matrix_caption"))
-matrix_df = st.data_editor(
-    pd.DataFrame(base["matrix"], index=labels, columns=labels),
-    key=_editor_key("handmade_matrix"),
-    num_rows="fixed",
-    column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in labels},
-)
-st.subheader(tr("handmade_vectors_header"))
-st.caption(tr("handmade_vectors_caption"))
-vectors_df = st.data_editor(
-    pd.DataFrame(base["vectors"], index=labels, columns=columns),
-    key=_editor_key("handmade_vectors"),
-    num_rows="fixed",
-    column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in columns},
-)
-matrix = matrix_df.to_numpy(dtype=float, na_value=np.nan)  # (n, n)
-vectors = vectors_df.to_numpy(dtype=float, na_value=np.nan)  # (n, d)
+matrix = _edited_table("handmade_matrix", base["matrix"], labels, labels)  # (n, n)
+vectors = _edited_table("handmade_vectors", base["vectors"], labels, columns)  # (n, d)
 state["_handmade_live"] = {"tokens": tokens, "matrix": matrix, "vectors": vectors}
 
 # --- are the rows valid attention rows? ------------------------------------------------------
@@ -218,7 +220,7 @@ st.code("\n".join(weighted_sum_lines(tokens, matrix)), language=None)
 st.dataframe(
     pd.DataFrame(mix(matrix, vectors), index=labels, columns=columns),
     key="handmade_result",
-    column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in columns},
+    column_config=_number_columns(columns),
 )
 st.markdown(f"**{tr('handmade_heatmap_title')}**")
 show_chart(

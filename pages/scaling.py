@@ -92,34 +92,27 @@ st.markdown(
         )
     )
 )
-names = {"unscaled_name": tr("scaling_unscaled_name"), "scaled_name": tr("scaling_scaled_name")}
-entropy_col, max_col = st.columns(2)
-show_chart(
-    plot_peakedness(
-        result.dims,
-        result.entropy_unscaled,
-        result.entropy_scaled,
-        title=tr("scaling_entropy_title"),
-        x_title=tr("scaling_axis_dk"),
-        y_title=tr("scaling_entropy_axis"),
-        **names,
-    ),
-    key="scaling_chart_entropy",
-    where=entropy_col,
-)
-show_chart(
-    plot_peakedness(
-        result.dims,
-        result.max_weight_unscaled,
-        result.max_weight_scaled,
-        title=tr("scaling_max_title"),
-        x_title=tr("scaling_axis_dk"),
-        y_title=tr("scaling_max_axis"),
-        **names,
-    ),
-    key="scaling_chart_max",
-    where=max_col,
-)
+# the two statistics side by side: how spread out (entropy) and how peaked (max weight)
+columns = st.columns(2)
+curves = {
+    "entropy": (result.entropy_unscaled, result.entropy_scaled),
+    "max": (result.max_weight_unscaled, result.max_weight_scaled),
+}
+for where, (stat, (unscaled_values, scaled_values)) in zip(columns, curves.items(), strict=True):
+    show_chart(
+        plot_peakedness(
+            result.dims,
+            unscaled_values,
+            scaled_values,
+            unscaled_name=tr("scaling_unscaled_name"),
+            scaled_name=tr("scaling_scaled_name"),
+            title=tr(f"scaling_{stat}_title"),
+            x_title=tr("scaling_axis_dk"),
+            y_title=tr(f"scaling_{stat}_axis"),
+        ),
+        key=f"scaling_chart_{stat}",
+        where=where,
+    )
 
 # --- 3: the sentence in the sidebar (last: an empty sentence stops only this part) --------
 st.subheader(tr("scaling_sentence_header"))
