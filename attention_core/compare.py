@@ -15,10 +15,12 @@ Shape legend: L layers, H heads, n tokens, m tokens left after hiding special to
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from attention_core.settings import ModelSettings
 from attention_core.stats import STAT_NAMES, HeadStats, head_stats
 from attention_core.tokenize import token_labels
 
@@ -126,32 +128,19 @@ def stats_rows(
 
 
 def untrained_attention(
-    tokens: Sequence[str],
-    *,
-    attention: str = "multi",
-    embed_dim: int = 16,
-    num_heads: int = 4,
-    seed: int = 0,
-    causal: bool = False,
-    positional: bool = False,
+    tokens: Sequence[str], model: ModelSettings | None = None, /, **fields: Any
 ) -> np.ndarray:
     """The project's own (untrained, seeded) module on a given token list → (H, n, n).
 
     `pipeline.forward`, on tokens chosen by the caller, e.g. a pretrained model's WordPiece
     tokens, so a trained head and an untrained one can be compared on identical axes.
-    H = 1 for "single".
+    The module is the one `model` describes (its text and tokenizer are not used; default
+    `ModelSettings()`), with any `ModelSettings` field given as a keyword in its place:
+    `untrained_attention(tokens, embed_dim=8, seed=3)`. H = 1 for "single".
     """
     from attention_core.pipeline import forward
-    from attention_core.settings import ModelSettings
 
-    settings = ModelSettings(
-        attention=attention,
-        embed_dim=embed_dim,
-        num_heads=num_heads,
-        seed=seed,
-        causal=causal,
-        positional=positional,
-    )
+    settings = replace(model or ModelSettings(), **fields)
     weights = forward([list(tokens)], settings).weights  # (1, H, n, n)
     return weights[0].numpy().astype(np.float32, copy=False)  # (H, n, n)
 

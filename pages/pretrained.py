@@ -8,6 +8,9 @@ folder can be typed in.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
 import streamlit as st
 
 from attention_core.compare import (
@@ -39,6 +42,17 @@ def _keep_in_range(key: str, size: int) -> None:
     """A layer/head index from a bigger model would be out of range for this one."""
     if not 0 <= state.get(key, 0) < size:
         state[key] = 0
+
+
+def _one_head(where: Any, title: str, weights: np.ndarray, labels: list[str], *, key: str) -> None:
+    """One (n, n) head in a half-width column: its title, heatmap and statistics."""
+    stats = head_stats(weights)[0]
+    with where:
+        st.markdown(title)
+        grid = head_grid(weights, labels, head_title="")
+        figure = plot_heads(grid, colorbar_title=tr("compare_weight"))
+        show_chart(without_cramped_text(figure, width_px=HALF_WIDTH_PX), key=key)
+        st.caption(tr("pretrained_head_stats", entropy=stats.entropy, top=stats.max_weight))
 
 
 entry_guard()
@@ -170,43 +184,12 @@ else:  # trained head vs the project's untrained module, same tokens
     )
     st.caption(tr("pretrained_focused_note", layer=focused[0], head=focused[1]))
     real = layer_view(result, layer, hide_special=hide)[head]  # (n, n)
-    mine = untrained_result(
-        tuple(visible_tokens(result, hide_special=hide)),
-        settings.attention,
-        settings.embed_dim,
-        settings.num_heads,
-        settings.seed,
-        settings.causal,
-        settings.positional,
-    )[own]  # (n, n)
-    real_stats, own_stats = head_stats(real)[0], head_stats(mine)[0]
+    tokens = tuple(visible_tokens(result, hide_special=hide))
+    mine = untrained_result(tokens, settings.model)[own]  # (n, n)
     left, right = st.columns(2)
-    with left:
-        st.markdown(
-            tr("pretrained_real_title", model=md_escape(model_label(name)), layer=layer, head=head)
-        )
-        show_chart(
-            without_cramped_text(
-                plot_heads(
-                    head_grid(real, labels, head_title=""), colorbar_title=tr("compare_weight")
-                ),
-                width_px=HALF_WIDTH_PX,
-            ),
-            key="pretrained_real_chart",
-        )
-        st.caption(
-            tr("pretrained_head_stats", entropy=real_stats.entropy, top=real_stats.max_weight)
-        )
-    with right:
-        st.markdown(tr("pretrained_own_title", head=own, seed=settings.seed))
-        show_chart(
-            without_cramped_text(
-                plot_heads(
-                    head_grid(mine, labels, head_title=""), colorbar_title=tr("compare_weight")
-                ),
-                width_px=HALF_WIDTH_PX,
-            ),
-            key="pretrained_own_chart",
-        )
-        st.caption(tr("pretrained_head_stats", entropy=own_stats.entropy, top=own_stats.max_weight))
+    model_name = md_escape(model_label(name))
+    real_title = tr("pretrained_real_title", model=model_name, layer=layer, head=head)
+    _one_head(left, real_title, real, labels, key="pretrained_real_chart")
+    own_title = tr("pretrained_own_title", head=own, seed=settings.seed)
+    _one_head(right, own_title, mine, labels, key="pretrained_own_chart")
     st.info(tr("pretrained_contrast_caption"))

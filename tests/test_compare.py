@@ -148,25 +148,16 @@ def test_untrained_attention_equals_the_pipeline_on_the_same_tokens(
     attention: str, num_heads: int, causal: bool, positional: bool
 ):
     tokens = ["[CLS]", "the", "cat", "sat", "##s", "[SEP]"]
-    mine = untrained_attention(
-        tokens,
-        attention=attention,
-        embed_dim=8,
-        num_heads=num_heads,
-        seed=3,
-        causal=causal,
-        positional=positional,
-    )
-    settings = Settings(
-        text=" | ".join(tokens),
-        tokenizer="manual",
-        attention=attention,
-        embed_dim=8,
-        num_heads=num_heads,
-        seed=3,
-        causal=causal,
-        positional=positional,
-    )
+    module = {
+        "attention": attention,
+        "embed_dim": 8,
+        "num_heads": num_heads,
+        "seed": 3,
+        "causal": causal,
+        "positional": positional,
+    }
+    mine = untrained_attention(tokens, **module)
+    settings = Settings(text=" | ".join(tokens), tokenizer="manual", **module)
     reference = analyze(settings)
     assert [t.label for t in reference.tokens] == tokens
     assert mine.shape == (settings.heads, 6, 6) and mine.dtype == np.float32
