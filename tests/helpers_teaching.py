@@ -63,8 +63,8 @@ def reference(
     """forward()'s output and weights, plus scores recomputed by hand from the nn.Linear layers.
 
     weights (H, n, n), output (n, C), scores (H, n, n), q_full / k_full (n, C), labels,
-    head_dim; with `divisor` also `custom`,
-    softmax(scores / divisor) computed here with torch, not by the module.
+    head_dim, and `custom`: softmax(scores / divisor), masked, computed here with torch, not
+    by the module; `divisor` defaults to √head_dim, the one the module uses.
     """
     tokens = tokenize(text, tokenizer)
     heads = 1 if attention == "single" else num_heads
@@ -89,43 +89,22 @@ def reference(
             "labels": [f"{i}:{t.label}" for i, t in enumerate(tokens)],
             "head_dim": D,
         }
-        if divisor is not None:
-            logits = scores / divisor
-            if mask is not None:
-                logits = logits.masked_fill(~mask, -math.inf)
-            result["custom"] = torch.softmax(logits, dim=-1).numpy()
+        logits = scores / (math.sqrt(D) if divisor is None else divisor)
+        if mask is not None:
+            logits = logits.masked_fill(~mask, -math.inf)
+        result["custom"] = torch.softmax(logits, dim=-1).numpy()
     return result
 
 
-def reference_weights(
-    text: str,
-    *,
-    attention: str = "multi",
-    embed_dim: int = 16,
-    num_heads: int = 4,
-    seed: int = 0,
-    causal: bool = False,
-    positional: bool = False,
-    tokenizer: str = "auto",
-) -> np.ndarray:
+def reference_weights(text: str, **module: Any) -> np.ndarray:
     """(H, n, n) attention weights recomputed here: softmax(q·kᵀ / √head_dim), masked.
 
     Not the module's forward() nor the pipeline: q and k come from the nn.Linear layers
     and the scaling, mask and softmax are done by `reference` (its `custom`) with √d_k,
     the divisor the module uses (d_k = embed_dim for single-head, embed_dim / H else).
+    `module`: `reference`'s keywords (attention, embed_dim, num_heads, seed, ...).
     """
-    heads = 1 if attention == "single" else num_heads
-    return reference(
-        text,
-        attention=attention,
-        embed_dim=embed_dim,
-        num_heads=num_heads,
-        seed=seed,
-        causal=causal,
-        positional=positional,
-        tokenizer=tokenizer,
-        divisor=math.sqrt(embed_dim // heads),
-    )["custom"]
+    return reference(text, **module)["custom"]
 
 
 def reference_from_params(params: dict[str, str], *, divisor: float | None = None) -> dict:
