@@ -156,18 +156,13 @@ def parse_settings(
                 values[key] = get[key]
             else:
                 reject(key, get[key], "reason_choice", choices=", ".join(choices))
-    if "embed_dim" in get:
-        dim = _parse_int(get["embed_dim"], 1, MAX_EMBED_DIM)
-        if dim is None:
-            reject("embed_dim", get["embed_dim"], "reason_range", lo=1, hi=MAX_EMBED_DIM)
-        else:
-            values["embed_dim"] = dim
-    if "seed" in get:
-        seed = _parse_int(get["seed"], 0, MAX_SEED)
-        if seed is None:
-            reject("seed", get["seed"], "reason_range", lo=0, hi=MAX_SEED)
-        else:
-            values["seed"] = seed
+    for key, lo, hi in (("embed_dim", 1, MAX_EMBED_DIM), ("seed", 0, MAX_SEED)):
+        if key in get:
+            number = _parse_int(get[key], lo, hi)
+            if number is None:
+                reject(key, get[key], "reason_range", lo=lo, hi=hi)
+            else:
+                values[key] = number
     for key in ("causal", "positional"):
         if key in get:
             flag = _parse_bool(get[key])
