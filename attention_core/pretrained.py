@@ -20,7 +20,8 @@ import os
 import re
 import socket
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,17 @@ class ModelLoadError(RuntimeError):
         super().__init__(message)
         self.reason = reason
         self.params = params
+
+
+@contextmanager
+def _failing_as(reason: str, doing: str, advice: str = "", **params: str) -> Iterator[None]:
+    """Any exception inside becomes a ModelLoadError "<doing>: <the cause><advice>" with
+    `reason`, `params` and the cause's exception type as `cause`."""
+    try:
+        yield
+    except Exception as exc:
+        message = f"{doing}: {exc}{advice}"
+        raise ModelLoadError(message, reason, **params, cause=type(exc).__name__) from exc
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,15 +180,8 @@ def _load_folder(folder: Path, name: str) -> tuple[Any, Any]:
             "no_config",
             model=name,
         )
-    try:
+    with _failing_as("folder", f"could not load {name!r} from its folder", model=name):
         return _from_pretrained(str(folder), local_files_only=True)
-    except Exception as exc:
-        raise ModelLoadError(
-            f"could not load {name!r} from its folder: {exc}",
-            "folder",
-            model=name,
-            cause=type(exc).__name__,
-        ) from exc
 
 
 def _load_hub(name: str) -> tuple[Any, Any]:
@@ -199,16 +204,10 @@ def _load_hub(name: str) -> tuple[Any, Any]:
             "no_network",
             model=name,
         ) from cache_error
-    try:
+    doing = f"could not load {name!r} from the Hugging Face hub"
+    advice = f". Check the model id (e.g. 'bert-base-chinese' or 'org/name'); {_PACKAGED_HINT}"
+    with _failing_as("hub", doing, advice, model=name):
         return _from_pretrained(name, local_files_only=False)
-    except Exception as exc:
-        raise ModelLoadError(
-            f"could not load {name!r} from the Hugging Face hub: {exc}. Check the model id "
-            f"(e.g. 'bert-base-chinese' or 'org/name'); {_PACKAGED_HINT}",
-            "hub",
-            model=name,
-            cause=type(exc).__name__,
-        ) from exc
 
 
 def _max_length(model: Any, tokenizer: Any) -> int:
@@ -264,15 +263,8 @@ def load_model(name: str | None = None) -> LoadedModel:
 
     # One tiny forward both checks that this architecture returns attentions and reads
     # L and H from them, whatever the config calls those numbers.
-    try:
+    with _failing_as("probe", f"could not run {label!r} on a test sentence", model=label):
         probe = _forward(model, tokenizer, _PROBE_TEXT, limit=_max_length(model, tokenizer))
-    except Exception as exc:
-        raise ModelLoadError(
-            f"could not run {label!r} on a test sentence: {exc}",
-            "probe",
-            model=label,
-            cause=type(exc).__name__,
-        ) from exc
     attentions = probe[-1]
     if attentions.ndim != 4 or attentions.shape[0] == 0:
         raise ModelLoadError(
