@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import gc
+import importlib
 import subprocess
 import sys
 import time
@@ -28,77 +29,61 @@ LOAD_TIMEOUT_S = 1200
 
 def _train(*, quick: bool = False) -> tuple[list[Table], dict]:
     """bench/section_train.py, run as its own process; it prints its own table."""
-    table = Table("Training (bench/section_train.py)", [])
+    title = "Training (bench/section_train.py)"
     if not TRAIN_SCRIPT.is_file():
+        table = Table(title, [])
         table.notes.append("skipped: bench/section_train.py does not exist yet.")
         return [table], {"skipped": True}
-    command = [sys.executable, str(TRAIN_SCRIPT)]
-    if quick:
-        command += ["--seeds", "1"]
-    done = subprocess.run(
-        command, cwd=REPO, capture_output=True, text=True, timeout=TRAIN_TIMEOUT_S, check=False
-    )
-    if done.returncode != 0:
-        raise RuntimeError(
-            f"section_train.py exited with {done.returncode}: {done.stderr.strip()[-1500:]}"
-        )
-    table.notes.append("output of `python bench/section_train.py`:\n\n" + done.stdout.strip())
-    return [table], {"stdout": done.stdout}
+    seeds = ["--seeds", "1"] if quick else []
+    return _child(title, ["bench/section_train.py", *seeds], timeout_s=TRAIN_TIMEOUT_S)
 
 
 def _load(*, quick: bool = False) -> tuple[list[Table], dict]:
     """bench/section_load.py in its own process: Locust's gevent patches the standard
     library when it is imported, which must not happen to this process."""
-    command = [sys.executable, "-m", "bench.section_load", *(["--quick"] if quick else [])]
+    flags = ["--quick"] if quick else []
+    args = ["-m", "bench.section_load", *flags]
+    return _child("Load (bench/section_load.py)", args, timeout_s=LOAD_TIMEOUT_S)
+
+
+def _child(title: str, args: list[str], *, timeout_s: float) -> tuple[list[Table], dict]:
+    """`python <args>` run in the repository as a process of its own; the section's one
+    table holds what it printed."""
+    command = " ".join(["python", *args])
     done = subprocess.run(
-        command, cwd=REPO, capture_output=True, text=True, timeout=LOAD_TIMEOUT_S, check=False
+        [sys.executable, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"section_load exited with {done.returncode}: {done.stderr[-1500:]}")
-    table = Table("Load (bench/section_load.py)", [])
-    table.notes.append("output of `python -m bench.section_load`:\n\n" + done.stdout.strip())
+        error = done.stderr.strip()[-1500:]
+        raise RuntimeError(f"`{command}` exited with {done.returncode}: {error}")
+    table = Table(title, [])
+    table.notes.append(f"output of `{command}`:\n\n" + done.stdout.strip())
     return [table], {"stdout": done.stdout}
 
 
+# the sections run in this process: name → (module of bench/, its function), imported only
+# when the section runs (`python -m bench core` should not import Playwright or bertviz)
+IN_PROCESS = {
+    "core": ("section_core", "run"),
+    "server": ("section_server", "run"),
+    "payload": ("section_server", "run_payload"),
+    "browser": ("section_browser", "run"),
+    "bertviz": ("section_bertviz", "run"),
+    "pretrained": ("section_pretrained", "run"),
+}
+
+
 def _sections() -> dict[str, Callable[..., tuple[list[Table], dict]]]:
-    # imported lazily: `python -m bench core` should not import Playwright or bertviz
-    def core(**kw):
-        from bench import section_core
-
-        return section_core.run(**kw)
-
-    def server(**kw):
-        from bench import section_server
-
-        return section_server.run(**kw)
-
-    def payload(**kw):
-        from bench import section_server
-
-        return section_server.run_payload(**kw)
-
-    def browser(**kw):
-        from bench import section_browser
-
-        return section_browser.run(**kw)
-
-    def bertviz(**kw):
-        from bench import section_bertviz
-
-        return section_bertviz.run(**kw)
-
-    def pretrained(**kw):
-        from bench import section_pretrained
-
-        return section_pretrained.run(**kw)
+    def lazy(module: str, function: str) -> Callable[..., tuple[list[Table], dict]]:
+        return lambda **kw: getattr(importlib.import_module(f"bench.{module}"), function)(**kw)
 
     return {
-        "core": core,
-        "server": server,
-        "payload": payload,
-        "browser": browser,
-        "bertviz": bertviz,
-        "pretrained": pretrained,
+        **{name: lazy(*where) for name, where in IN_PROCESS.items()},
         "train": _train,
         "load": _load,
     }
