@@ -235,6 +235,22 @@ class MultiHeadAttention(_SelfAttention):
         t = self._run(x, mask, None)
         return t.output, t.weights
 
+    def to_torch(self) -> nn.MultiheadAttention:
+        """torch's own nn.MultiheadAttention holding exactly these weights, in eval mode: the
+        reference this module is checked and measured against (batch_first, so it takes
+        the same (B, n, C) input)."""
+        bias = self.out.bias is not None
+        ref = nn.MultiheadAttention(self.embed_dim, self.num_heads, bias=bias, batch_first=True)
+        projections = (self.query_linear, self.key_linear, self.value_linear)
+        with torch.no_grad():
+            # in_proj packs W_q, W_k, W_v into one (3C, C) matrix, in that order
+            ref.in_proj_weight.copy_(torch.cat([p.weight for p in projections]))
+            ref.out_proj.weight.copy_(self.out.weight)
+            if bias:
+                ref.in_proj_bias.copy_(torch.cat([p.bias for p in projections]))
+                ref.out_proj.bias.copy_(self.out.bias)
+        return ref.eval()
+
 
 def _seeded_init(module: nn.Module, seed: int) -> None:
     """nn.Linear's default init, U(-1/√fan_in, 1/√fan_in), from a private generator.

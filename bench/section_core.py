@@ -30,23 +30,10 @@ MAX_ROUNDS = 400
 
 def _modules(seed: int = 0):
     """(ours, torch's) with identical weights, both in eval mode."""
-    import torch
-
     from attention_core.attention import build_attention
 
     ours = build_attention("multi", EMBED_DIM, HEADS, seed=seed)
-    ref = torch.nn.MultiheadAttention(EMBED_DIM, HEADS, batch_first=True).eval()
-    with torch.no_grad():
-        # nn.MultiheadAttention packs W_q, W_k, W_v into one (3C, C) matrix, in that order
-        ref.in_proj_weight.copy_(
-            torch.cat([ours.query_linear.weight, ours.key_linear.weight, ours.value_linear.weight])
-        )
-        ref.in_proj_bias.copy_(
-            torch.cat([ours.query_linear.bias, ours.key_linear.bias, ours.value_linear.bias])
-        )
-        ref.out_proj.weight.copy_(ours.out.weight)
-        ref.out_proj.bias.copy_(ours.out.bias)
-    return ours, ref
+    return ours, ours.to_torch()
 
 
 def _interleaved(

@@ -23,21 +23,6 @@ from attention_core.attention import (
 )
 
 
-def torch_reference(m: MultiHeadAttention) -> torch.nn.MultiheadAttention:
-    """torch's module holding exactly our weights (its in_proj packs W_q, W_k, W_v)."""
-    ref = torch.nn.MultiheadAttention(m.embed_dim, m.num_heads, batch_first=True)
-    with torch.no_grad():
-        ref.in_proj_weight.copy_(
-            torch.cat([m.query_linear.weight, m.key_linear.weight, m.value_linear.weight])
-        )
-        ref.in_proj_bias.copy_(
-            torch.cat([m.query_linear.bias, m.key_linear.bias, m.value_linear.bias])
-        )
-        ref.out_proj.weight.copy_(m.out.weight)
-        ref.out_proj.bias.copy_(m.out.bias)
-    return ref.eval()
-
-
 @pytest.mark.parametrize(
     ("n", "embed_dim", "num_heads"),
     [(1, 4, 1), (4, 8, 2), (7, 12, 3), (16, 32, 8), (5, 6, 6), (33, 64, 64), (64, 48, 4)],
@@ -45,7 +30,7 @@ def torch_reference(m: MultiHeadAttention) -> torch.nn.MultiheadAttention:
 @pytest.mark.parametrize("causal", [False, True])
 def test_parity_with_torch_multihead_attention(n, embed_dim, num_heads, causal):
     m = build_attention("multi", embed_dim, num_heads, seed=n + embed_dim)
-    ref = torch_reference(m)
+    ref = m.to_torch()  # torch's module, holding exactly our weights
     x = torch.randn(2, n, embed_dim, generator=torch.Generator().manual_seed(1))
     ours_mask = causal_mask(n) if causal else None
     # torch's attn_mask is the opposite convention: True = NOT allowed

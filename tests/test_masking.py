@@ -100,16 +100,7 @@ def test_matches_torch_multihead_attention_key_padding_mask() -> None:
     batch = padded_batch_attention(TEXTS, settings)
     ours = build_attention("multi", settings.embed_dim, settings.num_heads, seed=settings.seed)
     C = settings.embed_dim
-    ref = torch.nn.MultiheadAttention(C, settings.num_heads, batch_first=True)
-    with torch.no_grad():
-        ref.in_proj_weight.copy_(
-            torch.cat([ours.query_linear.weight, ours.key_linear.weight, ours.value_linear.weight])
-        )
-        ref.in_proj_bias.copy_(
-            torch.cat([ours.query_linear.bias, ours.key_linear.bias, ours.value_linear.bias])
-        )
-        ref.out_proj.weight.copy_(ours.out.weight)
-        ref.out_proj.bias.copy_(ours.out.bias)
+    ref = ours.to_torch()  # torch's module, holding exactly our weights
     x = torch.cat([embed(tokens, C, seed=settings.seed) for tokens in batch.tokens])  # (B, n, C)
     ignore = torch.from_numpy(~batch.key_mask)  # torch: True = ignore this key
     with torch.no_grad():
