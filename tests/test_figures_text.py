@@ -59,6 +59,8 @@ TOKENS = [
 LABELS = token_labels(TOKENS)  # `index:token`, as the pages pass them
 N = len(LABELS)
 TITLE = "<i>title</i> & <br>"  # stands for any text argument: titles, names, captions
+DIMS = np.array([2, 4, 8])  # d_k of the curves against d_k (figures/steps.py)
+DK_TITLES = {"title": TITLE, "x_title": TITLE, "y_title": TITLE}  # and their titles
 
 
 def _spec(fig: go.Figure) -> dict[str, Any]:
@@ -134,23 +136,15 @@ BUILDERS: dict[str, Callable[[], go.Figure]] = {
         guess_name=TITLE,
     ),
     "plot_dot_spread": lambda: plot_dot_spread(
-        np.array([2, 4, 8]),
-        np.array([1.4, 2.0, 2.8]),
-        measured_name=TITLE,
-        reference_name=TITLE,
-        title=TITLE,
-        x_title=TITLE,
-        y_title=TITLE,
+        DIMS, np.array([1.4, 2.0, 2.8]), measured_name=TITLE, reference_name=TITLE, **DK_TITLES
     ),
     "plot_peakedness": lambda: plot_peakedness(
-        np.array([2, 4, 8]),
+        DIMS,
         np.array([0.5, 0.4, 0.3]),
         np.array([0.6, 0.6, 0.6]),
         unscaled_name=TITLE,
         scaled_name=TITLE,
-        title=TITLE,
-        x_title=TITLE,
-        y_title=TITLE,
+        **DK_TITLES,
     ),
     "plot_bool_matrix": lambda: plot_bool_matrix(
         np.tri(N, dtype=bool), LABELS, LABELS, title=TITLE, true_text=TITLE, false_text="<i>no"

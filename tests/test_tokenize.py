@@ -476,19 +476,18 @@ print([t.text for t in tokenize("中和有一個永和路", "jieba")])
 """
 
 
+def _fresh_python(script: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`script` run by a new interpreter in the repository, `env` added to the environment."""
+    command = [sys.executable, "-c", script]
+    return subprocess.run(
+        command, cwd=REPO, env={**os.environ, **env}, capture_output=True, text=True, timeout=300
+    )
+
+
 def test_jieba_cache_goes_to_tempdir_and_loads_once(tmp_path: Path) -> None:
     """In a fresh process with an empty temp dir: the cache lands there, not in the repo."""
     before = set(REPO.rglob("*jieba*"))
-    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO)}
-    proc = subprocess.run(
-        [sys.executable, "-c", _CACHE_SCRIPT],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = _fresh_python(_CACHE_SCRIPT, TMPDIR=str(tmp_path), PYTHONPATH=str(REPO))
     assert proc.returncode == 0, proc.stderr
     assert "['中和', '有', '一個', '永和路']" in proc.stdout
     assert "Building prefix dict" not in proc.stderr  # jieba's logging is silenced
@@ -523,14 +522,5 @@ assert set(labels) == {("hello", "world")}, labels
 @needs_minilm
 def test_wordpiece_first_use_from_many_threads() -> None:
     """Streamlit sessions are threads: concurrent first calls must all get the tokenizer."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-c", _WORDPIECE_THREADS_SCRIPT],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = _fresh_python(_WORDPIECE_THREADS_SCRIPT, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1")
     assert proc.returncode == 0, proc.stderr
