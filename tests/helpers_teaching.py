@@ -18,6 +18,7 @@ from attention_core.embedding import embed
 from attention_core.tokenize import tokenize
 
 __all__ = [
+    "EXAMPLE_LINK",
     "LONG_TEXT",
     "charts",
     "decode",
@@ -29,6 +30,15 @@ __all__ = [
 ]
 
 LONG_TEXT = " ".join(f"w{i}" for i in range(120))  # 120 word tokens
+# the example as URL parameters: the article's sentence cut by jieba into four
+# words, two heads of four dimensions each
+EXAMPLE_LINK = {
+    "text": "中和有一個永和路",
+    "tokenizer": "jieba",
+    "attention": "multi",
+    "embed_dim": "8",
+    "num_heads": "2",
+}
 
 
 def open_page(

@@ -18,16 +18,9 @@ from apptest_helpers import (
     shown_text,
     texts,
 )
+from helpers_teaching import EXAMPLE_LINK as EXAMPLE
 
 from ui.common import md_escape
-
-EXAMPLE = {
-    "text": "中和有一個永和路",
-    "tokenizer": "jieba",
-    "attention": "multi",
-    "embed_dim": "8",
-    "num_heads": "2",
-}
 
 
 def test_default_run_has_no_exception():

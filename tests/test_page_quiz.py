@@ -8,20 +8,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers_teaching import LONG_TEXT, charts, decode, open_page, reference_from_params, texts
+from helpers_teaching import (
+    EXAMPLE_LINK,
+    LONG_TEXT,
+    charts,
+    decode,
+    open_page,
+    reference_from_params,
+    texts,
+)
 
 from attention_core.figures.steps import plot_quiz_matrix
 from attention_core.i18n import t
 from attention_core.quiz import QuizRound, new_round
 
-EXAMPLE = {
-    "text": "中和有一個永和路",
-    "tokenizer": "jieba",
-    "attention": "multi",
-    "embed_dim": "8",
-    "num_heads": "2",
-    "seed": "1",
-}
+EXAMPLE = {**EXAMPLE_LINK, "seed": "1"}
 
 
 def asked(at) -> QuizRound:

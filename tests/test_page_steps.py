@@ -11,15 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 import torch
-from apptest_helpers import drawn_charts
-from helpers_teaching import (
-    LONG_TEXT,
-    charts,
-    decode,
-    open_page,
-    reference_from_params,
-    texts,
-)
+from apptest_helpers import charts, decode, drawn_charts, texts
+from helpers_teaching import EXAMPLE_LINK, LONG_TEXT, open_page, reference_from_params
 
 from attention_core.figures.steps import (
     HIGHLIGHT,
@@ -33,14 +26,7 @@ from attention_core.figures.steps import (
 )
 from attention_core.i18n import t
 
-EXAMPLE = {
-    "text": "中和有一個永和路",
-    "tokenizer": "jieba",
-    "attention": "multi",
-    "embed_dim": "8",
-    "num_heads": "2",
-    "seed": "3",
-}
+EXAMPLE = {**EXAMPLE_LINK, "seed": "3"}
 SINGLE = {**EXAMPLE, "attention": "single"}
 MULTI_CHARTS = {
     1: {"steps_chart_x", "steps_chart_proj"},
