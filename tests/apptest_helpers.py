@@ -200,3 +200,14 @@ def catalog_line(key: str, lang: str = "en") -> re.Pattern[str]:
         number = rf"-?\d+\.\d{{{fixed.group(1)}}}" if fixed else ".+?"
         parts.append(rf"(?P<{field}>{number})")
     return re.compile("".join(parts))
+
+
+def away_and_back(at: AppTest, page: str, away: str = "pages/heatmaps.py") -> AppTest:
+    """`at` after a visit to page `away` and back to `page` (Streamlit forgets the widgets
+    of a page that is not shown); fails on an exception."""
+    at.switch_page(away)
+    at.run()
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, at.exception
+    return at

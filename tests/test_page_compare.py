@@ -7,9 +7,9 @@ Offline; the pretrained case skips without the packaged model locally, fails und
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import apptest_helpers
+import helpers_teaching
 import numpy as np
 import pytest
 from apptest_helpers import chart, charts, decode
@@ -17,7 +17,6 @@ from availability import needs_minilm
 from helpers_teaching import reference_weights
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parent.parent
 PAGE = "pages/compare.py"
 TEXT = "中和有一個永和路"  # jieba: 中和 / 有 / 一個 / 永和路
 
@@ -31,12 +30,7 @@ def offline() -> Iterator[None]:
 
 def open_page(*, lang: str = "en", **state: object) -> AppTest:
     """The page in one run, sidebar from the URL (default settings, TEXT), widgets preset."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.query_params.update({"text": TEXT, "lang": lang})
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.switch_page(PAGE)
-    at.run()
+    at = helpers_teaching.open_page("compare", {"text": TEXT, "lang": lang}, state)
     assert not at.exception, at.exception
     return at
 

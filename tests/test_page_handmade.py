@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pytest
+from apptest_helpers import away_and_back, open_after_first_run
 from streamlit.testing.v1 import AppTest
 
 from attention_core.handmade import ARTICLE_MATRIX, MAX_HANDMADE_TOKENS
@@ -26,15 +27,7 @@ def open_page(params: dict[str, str] | None = None, **state: object) -> AppTest:
     """The page after its first render; `params` are URL parameters (the sidebar's settings
     come from the URL on a session's first run), `state` is set just before the page runs.
     """
-    at = AppTest.from_file("../app.py", default_timeout=120)
-    at.query_params.update(params or {})
-    at.run()
-    at.switch_page(PAGE)
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.run()
-    assert not at.exception
-    return at
+    return open_after_first_run(PAGE, params, **state)
 
 
 def editor_key(at: AppTest, name: str) -> str:
@@ -195,11 +188,7 @@ def test_tokens_and_edits_survive_a_visit_to_another_page() -> None:
     at.text_input(key="handmade_tokens").set_value("a | b").run()
     edit(at, "handmade_matrix", {0: {"1:b": 0.5}})
     assert at.warning  # row 0 now sums to 1.5
-    at.switch_page("pages/heatmaps.py")
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception
+    away_and_back(at, PAGE)
     assert at.text_input(key="handmade_tokens").value == "a | b"
     assert at.code[0].value.splitlines()[0] == "a = 1×a + 0.5×b"
     assert at.warning

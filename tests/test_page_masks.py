@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from apptest_helpers import charts, decode, open_after_first_run
+from apptest_helpers import away_and_back, charts, decode, open_after_first_run
 from helpers_teaching import reference, reference_weights
 from streamlit.testing.v1 import AppTest
 
@@ -140,9 +140,5 @@ def test_padding_weights_equal_running_alone_for_a_longer_first_sentence() -> No
 
 def test_second_sentence_survives_a_visit_to_another_page() -> None:
     at = open_page(masks_second="短句")
-    at.switch_page("pages/heatmaps.py")
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception
+    away_and_back(at, PAGE)
     assert at.text_input(key="masks_second").value == "短句"

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import helpers_teaching
 import numpy as np
 import pytest
 from apptest_helpers import chart, decode, drawn_charts
@@ -23,8 +24,6 @@ from streamlit.testing.v1 import AppTest
 from attention_core.compare import untrained_attention
 from attention_core.resources import minilm_dir
 
-ROOT = Path(__file__).resolve().parent.parent
-PAGE = "pages/pretrained.py"
 ENGLISH = "The cat sat on the mat because it was tired."
 CHINESE = "中和有一個永和路"  # the article's sentence: 個 and 路 are not in MiniLM's vocabulary
 
@@ -59,12 +58,7 @@ def reference():
 
 def open_page(text: str = CHINESE, *, lang: str = "en", **state: object) -> AppTest:
     """The page after the URL ?text=…&lang=… (the app reads the sidebar from the URL)."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.query_params.update({"text": text, "lang": lang})
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.switch_page(PAGE)
-    at.run()
+    at = helpers_teaching.open_page("pretrained", {"text": text, "lang": lang}, state)
     assert not at.exception, at.exception
     return at
 
