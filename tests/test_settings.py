@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from attention_core.settings import (
     DEFAULT_TEXT,
+    KEYS,
     MAX_URL_TEXT,
     Settings,
     head_options,
@@ -101,20 +102,7 @@ def test_any_query_string_parses_to_valid_settings(query):
 @settings(max_examples=200, deadline=None)
 @given(
     st.dictionaries(
-        st.sampled_from(
-            [
-                "text",
-                "tokenizer",
-                "attention",
-                "embed_dim",
-                "num_heads",
-                "seed",
-                "causal",
-                "positional",
-                "lang",
-                "other",
-            ]
-        ),
+        st.sampled_from([*KEYS, "other"]),  # every URL parameter, and one that is not
         st.one_of(st.text(max_size=50), st.lists(st.text(max_size=20))),
     )
 )
