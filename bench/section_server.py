@@ -7,7 +7,7 @@ sentence of the same length typed into the box (the analysis is computed), "warm
 same view rerun (the analysis comes from st.cache_data). AppTest adds its own overhead
 (it recompiles the script on every run, ~10-30 ms), so these are upper bounds of the
 server's script time. "figure" isolates `head_grid` + `plot_heads` + `plotly.io.to_json`
-(what `st.plotly_chart` serialises) on the same weights.
+(what `ui.charts` serialises) on the same weights.
 
 Payload: the bytes of every Plotly chart spec the view sends (UTF-8 JSON), against the
 raw float32 size of the weights shown, n² · H · 4.
@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from bench.measure import REPO, sentence
+from bench.streamlit_client import CHART
 from bench.tables import Table, fmt_ms, fmt_s, median
 
 __all__ = ["measure_view", "run", "run_payload"]
@@ -89,7 +90,12 @@ def measure_view(n: int, heads: int, *, repeats: int = REPEATS) -> dict[str, Any
         cold.append(_timed_run(at))
     for _ in range(repeats):
         warm.append(_timed_run(at))
-    specs = [chart.proto.spec for chart in at.get("plotly_chart")]
+    sent = [  # what each chart component carries: its data JSON, the figure inside it
+        element.proto.json
+        for element in at.get("bidi_component")
+        if element.proto.component_name == CHART
+    ]
+    specs = [json.loads(data)["figure"] for data in sent]
     kinds: dict[str, int] = {}
     for spec in specs:
         for trace in json.loads(spec)["data"]:
@@ -99,7 +105,7 @@ def measure_view(n: int, heads: int, *, repeats: int = REPEATS) -> dict[str, Any
         "cold": cold,
         "warm": warm,
         "figure": _figure_cost(n, heads, repeats),
-        "spec_bytes": sum(len(s.encode("utf-8")) for s in specs),
+        "spec_bytes": sum(len(s.encode("utf-8")) for s in sent),
         "charts": len(specs),
         "traces": kinds,
     }
@@ -134,7 +140,7 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
     table.notes += [
         f"medians of {repeats} reruns; cold = a new sentence (analysis computed), warm = "
         "the same view again (analysis cached); CPU = this process, all threads.",
-        "figure = head_grid + plot_heads + plotly.io.to_json alone (what st.plotly_chart "
+        "figure = head_grid + plot_heads + plotly.io.to_json alone (what ui.charts "
         "serialises), included in the rerun times.",
         "target: 512 tokens × 12 heads rerun <= 0.5 s.",
     ]
@@ -163,8 +169,8 @@ def run_payload(*, quick: bool = False) -> tuple[list[Table], dict]:
                 kinds,
             )
     table.notes += [
-        "spec bytes = UTF-8 length of every st.plotly_chart spec on the page "
-        "(`at.get('plotly_chart')[i].proto.spec`).",
+        "spec bytes = UTF-8 length of every chart's data sent to the page (ui.charts: "
+        "the chart component's JSON, the Plotly figure inside it as a string).",
         "heatmaps carry float32 base64 (4/3 of raw, plus Plotly's JSON escaping of '/' as "
         "\\u002f: ≈ 1.41 × raw at best); small views are dominated by labels and layout; "
         "grids above attention_core.figures.heads.IMAGE_CELLS cells send pictures (palette "
