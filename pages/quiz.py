@@ -73,7 +73,9 @@ if state.get("quiz_context") != context:
         st.info(tr("quiz_settings_changed"))
     state["quiz_context"] = context
     state["quiz_revealed"] = False
-    state.pop("quiz_guess", None)
+    # set, not popped: choose() would bring a popped guess back from its memory, and the
+    # browser would keep showing it (a guess for a question never asked)
+    state["quiz_guess"] = None
 
 quiz = new_round(analysis.weights, seed=settings.seed, round_index=state["quiz_round_no"])
 state["quiz_round"] = quiz

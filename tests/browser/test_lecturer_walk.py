@@ -1,0 +1,379 @@
+"""A lecturer's whole lesson, scripted, in real Chromium: the walk that would have caught
+issue #11 (switch the language, then click anything: the browser sent the old language's
+label and the app crashed).
+
+Load → 繁體中文 → type a sentence → change every sidebar widget → open every page from the
+sidebar's navigation and operate at least one of its widgets (train a model, play a quiz
+round, pick a pretrained view, edit a hand-made cell, ...) → back to English → a few more
+steps. After EVERY step: no exception box, no error box (except the quiz's red "not this
+time" after a wrong guess), no traceback in the server's log, every chart painted, and the
+settings that were chosen still held by both the address bar and the sidebar's widgets.
+Screenshots of key steps: tests/artifacts/walk-*.png.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from attention_core.figures.heads import CELL_TEXT_MAX
+from attention_core.handmade import MAX_HANDMADE_TOKENS
+from attention_core.i18n import t
+from attention_core.settings import DEFAULT_TEXT
+from attention_core.tokenize import token_labels, tokenize
+
+from .conftest import (
+    LANG_LABELS,
+    ServerLog,
+    check_page,
+    edit_cell,
+    expect_rerun,
+    expected_errors,
+    main_area,
+    maybe_rerun,
+    open_page,
+    pick_option,
+    screenshot,
+    sidebar,
+    wait_for_heatmaps,
+)
+
+pytestmark = pytest.mark.browser
+WAIT_MS = 90_000
+SENTENCE = "我愛自然語言處理，也愛注意力。"
+EXAMPLE = "貓坐在墊子上，因為它很累。"  # one of the sidebar's examples (assets/examples.json)
+DEFAULTS = {
+    "lang": "en",
+    "text": DEFAULT_TEXT,
+    "tokenizer": "auto",
+    "attention": "multi",
+    "embed_dim": "16",
+    "num_heads": "4",
+    "seed": "0",
+    "causal": "false",
+    "positional": "false",
+}
+
+
+class Walk:
+    """One numbered step after another, each followed by the walk's invariants."""
+
+    def __init__(self, page: Page, log: ServerLog) -> None:
+        self.page = page
+        self.log = log
+        self.expected = dict(DEFAULTS)
+        self.number = 0
+        self.visited: set[str] = set()
+
+    @property
+    def lang(self) -> str:
+        return self.expected["lang"]
+
+    def tr(self, key: str, **params: object) -> str:
+        return t(key, self.lang, **params)
+
+    @property
+    def main(self) -> Locator:
+        return main_area(self.page)
+
+    @property
+    def side(self) -> Locator:
+        return sidebar(self.page)
+
+    def step(
+        self,
+        what: str,
+        action: Callable[[], None] | None = None,
+        *,
+        rerun: bool = True,
+        shot: str | None = None,
+        **changes: str,
+    ) -> None:
+        """Do `action` (which must rerun the app if `rerun`), note the settings it changes,
+        then check every invariant; a failure names the step."""
+        self.number += 1
+        label = f"walk step {self.number} ({self.lang}): {what}"
+        print(label)
+        since = self.log.size()
+        if action is not None:
+            if rerun:
+                with expect_rerun(self.page):
+                    action()
+            else:
+                with maybe_rerun(self.page):
+                    action()
+        self.expected.update(changes)
+        check_page(
+            self.page,
+            self.log,
+            since,
+            what=label,
+            expected=self.expected,
+            allow_errors=expected_errors("quiz_wrong"),
+        )
+        if shot:
+            screenshot(self.page, f"walk-{self.number:02d}-{shot}")
+
+    # --- the sidebar ----------------------------------------------------------------------
+    def language(self, lang: str) -> None:
+        option = self.side.locator('[data-testid="stRadioOption"]', has_text=LANG_LABELS[lang])
+        self.step(f"switch to {LANG_LABELS[lang]}", option.click, lang=lang, shot=f"lang-{lang}")
+
+    def type_sentence(self, text: str) -> None:
+        box = self.side.get_by_role("textbox", name=self.tr("text_label"))
+
+        def action() -> None:
+            box.fill(text)
+            box.press("Control+Enter")
+
+        self.step(f"type {text!r}", action, text=text)
+
+    def number_input(self, key: str, value: int) -> None:
+        box = self.side.get_by_role("spinbutton", name=self.tr(f"{key}_label"))
+
+        def action() -> None:
+            box.fill(str(value))
+            box.press("Enter")
+
+        self.step(f"{key} = {value}", action, **{key: str(value)})
+
+    def toggle(self, key: str) -> None:
+        value = "false" if self.expected[key] == "true" else "true"
+        switch = self.side.get_by_text(self.tr(f"{key}_label"), exact=True)
+        self.step(f"{key} → {value}", switch.click, **{key: value})
+
+    def nav(self, path: str) -> None:
+        """Open a page from the sidebar's navigation (its link, in the current language)."""
+        link = self.side.locator(f'[data-testid="stSidebarNavLink"][href$="/{path}"]')
+        if path == "":
+            link = self.side.locator('[data-testid="stSidebarNavLink"]').first
+        name = link.inner_text().strip().splitlines()[-1]  # the title, not the icon's name
+        self.step(f"open page {name!r}", link.click, shot=f"page-{path or 'heatmaps'}-{self.lang}")
+        assert urlsplit(self.page.url).path.rstrip("/").endswith(path)
+        self.visited.add(path)
+
+    def labels(self) -> list[str]:
+        """The `index:token` labels of the sidebar's sentence, as the pages show them."""
+        return token_labels(tokenize(self.expected["text"], self.expected["tokenizer"]))
+
+    def heads(self) -> int:
+        """Heads the sidebar's settings compute."""
+        return 1 if self.expected["attention"] == "single" else int(self.expected["num_heads"])
+
+    def segment(self, label_key: str, option: str) -> Locator:
+        group = self.main.get_by_role("radiogroup", name=self.tr(label_key))
+        return group.get_by_role("radio", name=option, exact=True)
+
+    def combobox(self, label_key: str, *, area: Locator | None = None) -> Locator:
+        return (area or self.main).get_by_role("combobox", name=self.tr(label_key))
+
+
+# --- what the walk does on each page (the page's url path → its steps) -----------------------
+def heatmaps_page(walk: Walk) -> None:
+    box = walk.combobox("highlight_label")
+    walk.step("highlight a token", lambda: pick_option(walk.page, box, walk.labels()[1]))
+    walk.step("add the mean", walk.main.get_by_text(walk.tr("show_mean_label"), exact=True).click)
+    wait_for_heatmaps(walk.page, walk.heads() + 1)
+
+
+def compare_page(walk: Walk) -> None:
+    configs = walk.segment("compare_mode_label", walk.tr("compare_mode_configs"))
+    walk.step("compare two configurations", configs.click, shot="compare-configs")
+    up = walk.main.locator('[data-testid="stNumberInput"]').first.get_by_test_id(
+        "stNumberInputStepUp"
+    )
+    walk.step("configuration B: next seed", up.click)
+    heads = walk.segment("compare_mode_label", walk.tr("compare_mode_heads"))
+    walk.step("back to the heads of one configuration", heads.click)
+
+
+def handmade_page(walk: Walk) -> None:
+    grid = walk.main.locator('[data-testid="stDataFrame"]').first
+    walk.step("edit a cell", lambda: edit_cell(walk.page, grid, 0, 0, "0.3"))
+    normalise = walk.main.get_by_role("button", name=walk.tr("handmade_normalise"))
+    walk.step("normalise the rows", normalise.click)
+    load = walk.main.get_by_role("button", name=walk.tr("handmade_load_sidebar"))
+    walk.step("use the sidebar's sentence", load.click, shot="handmade")
+    tokens = [tok.label for tok in tokenize(walk.expected["text"], walk.expected["tokenizer"])]
+    n = min(len([tok for tok in tokens if tok.strip() and tok != "|"]), MAX_HANDMADE_TOKENS)
+    (trace,) = wait_for_heatmaps(walk.page, 1)
+    assert trace["z_shape"] == (n, n)
+
+
+def steps_page(walk: Walk) -> None:
+    following = walk.main.get_by_role("button", name=walk.tr("steps_next"))
+    walk.step("next step", following.click)
+    walk.step("next step again", following.click)
+    query = walk.combobox("steps_query_label")
+    walk.step("follow another query", lambda: pick_option(walk.page, query, walk.labels()[2]))
+
+
+def scaling_page(walk: Walk) -> None:
+    keys = walk.main.get_by_role("slider", name=walk.tr("scaling_keys_label"))
+    walk.step("more keys per query", lambda: keys.press("ArrowRight"))
+
+
+def masks_page(walk: Walk) -> None:
+    head = walk.combobox("masks_head_label")
+    walk.step("every head", lambda: pick_option(walk.page, head, walk.tr("masks_all_heads")))
+    wait_for_heatmaps(walk.page, walk.heads(), chart=0)
+    second = walk.segment("masks_sentence_label", walk.tr("masks_sentence", i=2))
+    walk.step("the second sentence's mask", second.click, shot="masks")
+
+
+def positions_page(walk: Walk) -> None:
+    head = walk.combobox("positions_head_label")
+    walk.step("head 1", lambda: pick_option(walk.page, head, walk.tr("head_title", i=1)))
+    plain = walk.segment("positions_view_label", walk.tr("positions_view_plain"))
+    walk.step("without positions only", plain.click)
+    shuffle = walk.main.get_by_role("button", name=walk.tr("positions_shuffle"))
+    walk.step("shuffle the words", shuffle.click, shot="positions")
+
+
+def quiz_page(walk: Walk) -> None:
+    labels = walk.labels()
+    label = walk.tr("quiz_guess_label")
+    # every question starts without a guess, also after the settings changed mid-round
+    if len(labels) <= CELL_TEXT_MAX:  # a radio per token, else a selectbox
+        group = walk.main.get_by_role("radiogroup", name=label)
+        expect(group.locator("input:checked")).to_have_count(0)
+        walk.step("guess", group.get_by_text(labels[1], exact=True).click)
+    else:
+        box = walk.main.get_by_role("combobox", name=label)
+        expect(box).to_have_value("")
+        walk.step("guess", lambda: pick_option(walk.page, box, labels[1]))
+    submit = walk.main.get_by_role("button", name=walk.tr("quiz_submit"))
+    walk.step("check the guess", submit.click, shot="quiz")
+    wait_for_heatmaps(walk.page, 1)  # the revealed matrix
+
+
+def train_page(walk: Walk) -> None:
+    steps = walk.main.get_by_role("spinbutton", name=walk.tr("train_steps_label"))
+
+    def fewer_steps() -> None:
+        steps.fill("60")
+        steps.press("Enter")
+
+    walk.step("60 training steps", fewer_steps)
+    run = walk.main.get_by_role("button", name=walk.tr("train_run_label"))
+
+    def train() -> None:
+        run.click()
+        done = re.escape(walk.tr("train_done", steps=60, seconds=0.0)).replace(r"0\.0", r"[\d.]+")
+        expect(walk.main.get_by_text(re.compile(done))).to_be_visible(timeout=WAIT_MS)
+
+    walk.step("train and wait for the end", train, shot="train")
+    wait_for_heatmaps(walk.page, 2, chart=2)  # the trained heads
+
+
+def glossary_page(walk: Walk) -> None:
+    download = walk.main.get_by_role("button", name=walk.tr("glossary_download"))
+
+    def fetch() -> None:
+        with walk.page.expect_download() as info:
+            download.click()
+        assert info.value.suggested_filename.endswith(".csv")
+
+    walk.step("download the glossary", fetch, rerun=False)
+
+
+def pretrained_page(walk: Walk) -> None:
+    layer = walk.segment("pretrained_view_label", walk.tr("pretrained_view_layer"))
+    walk.step("one layer", layer.click)
+    wait_for_heatmaps(walk.page, 12)
+    contrast = walk.segment("pretrained_view_label", walk.tr("pretrained_view_contrast"))
+    walk.step("trained vs untrained", contrast.click, shot="pretrained")
+
+
+PAGE_STEPS: dict[str, Callable[[Walk], None]] = {
+    "": heatmaps_page,
+    "compare": compare_page,
+    "handmade": handmade_page,
+    "steps": steps_page,
+    "scaling": scaling_page,
+    "masks": masks_page,
+    "positions": positions_page,
+    "quiz": quiz_page,
+    "train": train_page,
+    "glossary": glossary_page,
+    "pretrained": pretrained_page,
+}
+
+
+def _nav_paths(page: Page) -> list[str]:
+    hrefs = (
+        sidebar(page)
+        .locator('[data-testid="stSidebarNavLink"]')
+        .evaluate_all("(links) => links.map((a) => a.getAttribute('href'))")
+    )
+    return [urlsplit(href).path.strip("/") for href in hrefs]
+
+
+def test_a_lecturer_walks_through_every_page_in_both_languages(
+    page: Page, app_server: str, server_log: ServerLog
+) -> None:
+    walk = Walk(page, server_log)
+    open_page(page, app_server)
+    walk.step("load the app", shot="loaded")
+    wait_for_heatmaps(page, 4)
+
+    # --- 中文, and every sidebar widget -----------------------------------------------------
+    walk.language("zh-TW")
+    wait_for_heatmaps(page, 4)
+    walk.type_sentence(SENTENCE)
+    tokenizer = walk.combobox("tokenizer_label", area=walk.side)
+    walk.step(
+        "tokenizer: characters",
+        lambda: pick_option(page, tokenizer, walk.tr("tokenizer_char")),
+        tokenizer="char",
+    )
+    attention = walk.side.get_by_role("radiogroup", name=walk.tr("attention_label"))
+    single = attention.get_by_text(walk.tr("attention_single"), exact=True)
+    walk.step("single-head", single.click, attention="single")
+    wait_for_heatmaps(page, 1)
+    expect(walk.side.get_by_role("slider", name=walk.tr("num_heads_label"))).to_be_disabled()
+    multi = attention.get_by_text(walk.tr("attention_multi"), exact=True)
+    walk.step("multi-head", multi.click, attention="multi")
+    walk.number_input("embed_dim", 12)  # 4 heads still divide 12
+    slider = walk.side.get_by_role("slider", name=walk.tr("num_heads_label"))
+    walk.step("num_heads: one notch up", lambda: slider.press("ArrowRight"), num_heads="6")
+    walk.number_input("seed", 7)
+    walk.toggle("causal")
+    walk.toggle("positional")
+    wait_for_heatmaps(page, 6)
+    example = walk.combobox("example_label", area=walk.side)
+    walk.step(
+        "pick an example", lambda: pick_option(page, example, EXAMPLE), text=EXAMPLE, shot="sidebar"
+    )
+    expect(example).to_have_value("")  # the picker hands its sentence over and empties
+
+    # --- every page from the navigation, one widget or more on each ------------------------
+    paths = _nav_paths(page)
+    unknown = sorted(set(paths) - set(PAGE_STEPS))
+    assert not unknown, f"pages the walk has no steps for (add them to PAGE_STEPS): {unknown}"
+    for path in paths[1:] + paths[:1]:  # the landing page last: it is open already
+        walk.nav(path)
+        PAGE_STEPS[path](walk)
+    assert walk.visited == set(paths)
+
+    # --- back to English, and a few steps more -------------------------------------------
+    walk.language("en")
+    wait_for_heatmaps(page, walk.heads() + 1)  # the mean is still shown
+    walk.number_input("seed", 8)
+    walk.toggle("causal")
+    walk.nav("masks")
+    head = walk.combobox("masks_head_label")
+    expect(head).to_have_value(walk.tr("masks_all_heads"))  # kept from the 中文 visit
+    walk.step("head 0", lambda: pick_option(page, head, walk.tr("head_title", i=0)))
+    walk.nav("quiz")
+    quiz_page(walk)
+    walk.nav("handmade")
+    grid = walk.main.locator('[data-testid="stDataFrame"]').first
+    walk.step("edit a cell in English", lambda: edit_cell(page, grid, 1, 1, "0.5"))
+    walk.nav("")
+    walk.type_sentence("The cat sat on the mat.")
+    walk.step("the end", shot="end")
