@@ -70,14 +70,14 @@ def test_scaling_page_paints_its_charts(page, app_server):
     open_page(page, app_server, "scaling", EXAMPLE)
     assert_no_exception(page)
     wait_for_heatmaps(page, 2, chart=3)  # the sentence: without and with scaling
-    assert page.locator('.studio-chart').count() == 4
+    assert page.locator(".studio-chart").count() == 4
     screenshot(page, "teaching-scaling")
 
 
 def test_quiz_reveals_the_matrix_only_after_the_guess(page, app_server):
     open_page(page, app_server, "quiz", {**EXAMPLE, "lang": "zh-TW"})
     assert_no_exception(page)
-    assert page.locator('.studio-chart').count() == 0
+    assert page.locator(".studio-chart").count() == 0
     with expect_rerun(page):
         _main(page).get_by_role("radiogroup").get_by_text("0:中和").click()
     with expect_rerun(page):

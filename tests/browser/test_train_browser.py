@@ -69,7 +69,7 @@ def test_stop_ends_a_long_training_and_keeps_the_steps_so_far(page, app_server):
     main.get_by_role("button", name="▶ Train").click()
     # the live view: progress and the heads are drawn while the script still runs
     expect(main.get_by_text(re.compile(r"Step [1-9]\d* of 5000"))).to_be_visible(timeout=WAIT_MS)
-    expect(main.locator('.studio-chart')).to_have_count(3)
+    expect(main.locator(".studio-chart")).to_have_count(3)
     main.get_by_role("button", name="■ Stop").click()
     stopped = main.get_by_text(re.compile(r"Stopped at step \d+ of 5000"))
     expect(stopped).to_be_visible(timeout=WAIT_MS)
