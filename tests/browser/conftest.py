@@ -64,21 +64,16 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
+from bench.chromium import CHROMIUM as CHROMIUM_PATH
+from bench.chromium import FLAGS
+
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Locator, Page
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS_DIR = REPO_ROOT / "tests" / "artifacts"  # the same folder as the artifacts_dir fixture
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+CHROMIUM = Path(CHROMIUM_PATH)
+CHROMIUM_ARGS = FLAGS  # Debian's Chromium, offline, the same flags as the benchmarks
 VIEWPORT = {"width": 1400, "height": 1000}  # wide enough for four heatmaps in a row
 SERVER_START_S = 60.0
 # The first run of a cold server imports torch and loads jieba's dictionary (~20 s here).
