@@ -72,6 +72,8 @@ def _examples() -> dict[str, list[str]]:
 # of them; the server then keeps the right value but, without this, would draw the widget
 # at its built-in default, which the next rerun sends back. Measured: 8 students opening
 # together lost embed_dim/num_heads/tokenizer in most tabs (tests/browser/test_load.py).
+# Option widgets go through ui.common.choose, which does this and also keeps the value
+# when the labels change under it (a language switch).
 with st.sidebar:
     choose(
         st.radio,
