@@ -155,7 +155,7 @@ _SETTLED = """
   if (document.querySelector('[data-testid="stSpinner"], [data-testid="stSkeleton"]'))
     return false;
   return [...document.querySelectorAll('.studio-chart')].every((c) => {
-    const gd = c.querySelector('.js-plotly-plot');
+    const gd = c.classList.contains('js-plotly-plot') ? c : null;  // the chart is the plot
     return gd && gd._fullLayout && gd.querySelector('.modebar-btn');
   });
 }
@@ -167,7 +167,7 @@ _STATE = """
   script: document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state'),
   busy: document.querySelectorAll('[data-testid="stSpinner"], [data-testid="stSkeleton"]').length,
   charts: [...document.querySelectorAll('.studio-chart')].map((c) => {
-    const gd = c.querySelector('.js-plotly-plot');
+    const gd = c.classList.contains('js-plotly-plot') ? c : null;  // the chart is the plot
     const modebar = !!c.querySelector('.modebar-btn');
     return {plot: !!gd, layout: !!(gd && gd._fullLayout), modebar};
   }),
