@@ -46,13 +46,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
 import weakref
 from collections.abc import Callable, Iterable, Iterator
@@ -66,6 +60,7 @@ import pytest
 
 from bench.chromium import CHROMIUM as CHROMIUM_PATH
 from bench.chromium import FLAGS
+from deploy.app_server import HEALTH_PATH, free_port, start_app, stop, wait_healthy
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Locator, Page
@@ -163,34 +158,7 @@ class ServerLog:
             pytest.fail(f"server-side exception while running {what} (see {self.path}):\n{excerpt}")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.read().decode().strip() == "ok"
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """End the server and its children: the whole process group it leads, by its id."""
-    if process.poll() is not None:
-        return
-    for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=grace)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+_free_port = free_port  # tests/browser/test_load.py and test_replicas.py import this name
 
 
 @contextmanager
@@ -203,55 +171,19 @@ def serve_app(log_name: str = "server") -> Iterator[tuple[str, ServerLog]]:
     """
     ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
     log = ServerLog(ARTIFACTS_DIR / f"{log_name}.log")
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-    ]
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "PYTHONUNBUFFERED": "1",  # the log is complete when a test looks at it
-    }
-    with log.path.open("wb") as out:
-        # its own session (process group), so teardown can end the server and its children
-        process = subprocess.Popen(
-            command,
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+    # deploy/app_server.py: the one way the app's server is started (offline environment,
+    # fixed flags, its own process group, output to the log)
+    process = start_app(port, log=log.path, app_dir=REPO_ROOT)
+    try:
         try:
-            deadline = time.monotonic() + SERVER_START_S
-            while not _healthy(url):
-                if process.poll() is not None:
-                    pytest.fail(f"streamlit exited with {process.returncode}:\n{log.text()}")
-                if time.monotonic() > deadline:
-                    pytest.fail(
-                        f"streamlit not healthy after {SERVER_START_S:.0f} s:\n{log.text()}"
-                    )
-                time.sleep(0.25)
-            yield url, log
-        finally:
-            _stop(process)
+            wait_healthy(url + HEALTH_PATH, timeout=SERVER_START_S, proc=process)
+        except (RuntimeError, TimeoutError) as error:
+            pytest.fail(f"streamlit did not start: {error}\n{log.text()}")
+        yield url, log
+    finally:
+        stop(process)
 
 
 @contextmanager
