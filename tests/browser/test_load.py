@@ -43,6 +43,7 @@ import pytest
 
 from attention_core.pipeline import token_labels
 from attention_core.tokenize import tokenize
+from bench.streamlit_client import CHART
 
 from .conftest import ARTIFACTS_DIR, CHROMIUM, CHROMIUM_ARGS, _free_port, require_browser_tools
 
@@ -140,8 +141,14 @@ class Wire:
         now = time.perf_counter()
         if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             element = msg.delta.new_element
+            spec = None
             if element.WhichOneof("type") == "plotly_chart":
-                traces = [t for t in json.loads(element.plotly_chart.spec)["data"]]
+                spec = element.plotly_chart.spec
+            elif element.WhichOneof("type") == "bidi_component":  # ui/charts.py's charts
+                if element.bidi_component.component_name == CHART:
+                    spec = json.loads(element.bidi_component.json)["figure"]
+            if spec is not None:
+                traces = [t for t in json.loads(spec)["data"]]
                 xs = [list(t["x"]) for t in traces if t["type"] == "heatmap"]
                 rows_ok = all(np.allclose(_z(t).sum(1), 1, atol=1e-4) for t in traces)
                 self.foreign += [x[1] for x in xs if len(x) > 1 and x[1] != f"1:{self.me}"]
