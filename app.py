@@ -26,6 +26,7 @@ from attention_core.settings import (
 )
 from ui.cache import import_ui_stack
 from ui.common import choose, current_settings, entry_guard, md_escape, tr
+from ui.presenter import presenter_mode
 
 st.set_page_config(
     page_title="Attention Studio · 注意力工作室",
@@ -181,6 +182,7 @@ PAGES = {
         st.Page("pages/masks.py", title=tr("page_masks"), icon=":material/visibility_off:"),
         st.Page("pages/positions.py", title=tr("page_positions"), icon=":material/shuffle:"),
         st.Page("pages/quiz.py", title=tr("page_quiz"), icon=":material/quiz:"),
+        st.Page("pages/classroom.py", title=tr("page_classroom"), icon=":material/groups:"),
         st.Page("pages/train.py", title=tr("page_train"), icon=":material/model_training:"),
         st.Page("pages/glossary.py", title=tr("page_glossary"), icon=":material/translate:"),
     ],
@@ -188,4 +190,6 @@ PAGES = {
         st.Page("pages/pretrained.py", title=tr("page_pretrained"), icon=":material/neurology:"),
     ],
 }
-st.navigation({section: pages for section, pages in PAGES.items() if pages}).run()
+page = st.navigation({section: pages for section, pages in PAGES.items() if pages})
+presenter_mode(page)  # ui/presenter.py: ?present=1 or the sidebar's button, on every page
+page.run()

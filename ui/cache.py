@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from attention_core.masking import PaddedBatch
     from attention_core.pipeline import Analysis
+    from attention_core.poll import PollStore
     from attention_core.positions import PermutationResult
     from attention_core.pretrained import LoadedModel, PretrainedAttention
     from attention_core.scaling import ScalingResult
@@ -32,6 +33,7 @@ __all__ = [
     "loaded_model",
     "padded_batch",
     "permutation_result",
+    "poll_store",
     "prepare_process",
     "pretrained_result",
     "scaling_result",
@@ -145,6 +147,17 @@ def pretrained_result(name: str, text: str) -> PretrainedAttention:
     from attention_core.pretrained import run_model
 
     return run_model(loaded_model(name), text)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def poll_store(redis_url: str, sqlite_path: str) -> PollStore:
+    """The class poll's store (attention_core/poll), one per process and configuration:
+    Redis at `redis_url` if given, else the SQLite file `sqlite_path` (ui/classroom.py
+    passes the environment's settings, so a test can point it at a file of its own)."""
+    from attention_core.poll import store_from_env
+
+    env = {"ATTENTION_POLL_REDIS_URL": redis_url, "ATTENTION_POLL_DB": sqlite_path}
+    return store_from_env(env)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -1,0 +1,288 @@
+"""Classroom: a live class poll. The teacher opens a class (a short code, shown large with
+its QR code) and pushes "which key does this query attend to most?" questions; students
+join by the code or the QR link and answer on their phones; the teacher's screen shows the
+live histogram of answers, then reveals the head.
+
+Three views of one page: the landing (join a class / open one), the teacher's and the
+student's. The class itself lives in the store (ui/classroom.py), so it is the same on
+every replica; the live parts are fragments that rerun every half second / second.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from attention_core.figures.poll import plot_poll_histogram
+from attention_core.figures.steps import plot_quiz_matrix
+from attention_core.poll import ClassInfo, PollError, Question, normalise_code
+from ui.charts import show_chart
+from ui.classroom import (
+    CLASS_PARAM,
+    STUDENT_PARAM,
+    TEACHER,
+    poll_store_or_stop,
+    push_settings_question,
+    show_flash,
+    student_id,
+    teacher_class,
+)
+from ui.common import entry_guard, lang, md_escape, tr
+from ui.presenter import page_url, qr_png
+
+TEACHER_REFRESH_S = 0.5  # the histogram follows the answers within about this
+STUDENT_REFRESH_S = 1.0
+BUTTONS_PER_ROW = 4  # on a phone Streamlit stacks the columns: one big button per line
+
+state = st.session_state
+entry_guard()
+store = poll_store_or_stop()
+st.html(
+    "<style>.st-key-poll_code h1 { font-size: clamp(4rem, 14vw, 9rem) !important;"
+    " letter-spacing: 0.15em; font-family: monospace; padding: 0; }"
+    ".st-key-poll_answers button { min-height: 3.2rem; }</style>"
+)
+
+
+# --- callbacks -------------------------------------------------------------------------
+def _open_class() -> None:
+    state[TEACHER] = store.open_class()
+    st.query_params.pop(CLASS_PARAM, None)
+    st.query_params.pop(STUDENT_PARAM, None)
+
+
+def _teacher_action(action: str) -> None:
+    code, key = teacher_class() or ("", "")
+    try:
+        getattr(store, action)(code, key)
+    except PollError:
+        state["poll_flash"] = ("error", "poll_class_gone", {})
+    if action == "close":
+        state.pop(TEACHER, None)
+        state["poll_flash"] = ("info", "poll_closed_teacher", {"code": code})
+
+
+def _join() -> None:
+    code = normalise_code(state.get("poll_join_code", ""))
+    if code is None:
+        state["poll_flash"] = ("warning", "poll_bad_code", {})
+        return
+    sid = student_id()
+    if store.join(code, sid, state.get("poll_join_name", "")) is None:
+        state["poll_flash"] = ("warning", "poll_no_class", {"code": code})
+        return
+    st.query_params[CLASS_PARAM] = code
+    st.query_params[STUDENT_PARAM] = sid
+    state["poll_joined"] = code
+
+
+def _leave() -> None:
+    st.query_params.pop(CLASS_PARAM, None)
+    st.query_params.pop(STUDENT_PARAM, None)
+    state.pop("poll_joined", None)
+
+
+def _answer(class_id: str, number: int, choice: int) -> None:
+    sid = str(st.query_params.get(STUDENT_PARAM, ""))
+    try:
+        counted = store.answer(class_id, number, sid, choice)
+    except PollError:
+        counted = False
+    if not counted:
+        state["poll_flash"] = ("warning", "poll_answer_refused", {})
+
+
+def _question_line(question: Question) -> str:
+    query = question.options[question.query]
+    return md_escape(tr("poll_question", number=question.number, head=question.head, query=query))
+
+
+def _answer_names(question: Question) -> str:
+    return ", ".join(question.options[j] for j in question.answers)
+
+
+# --- the teacher's screen ---------------------------------------------------------------
+@st.fragment(run_every=TEACHER_REFRESH_S)
+def teacher_live(code: str) -> None:
+    info = store.info(code)
+    if info is None or not info.open:
+        st.warning(tr("poll_class_gone"))
+        return
+    st.markdown(md_escape(tr("poll_students", n=info.students)))
+    if info.names:
+        named = [name for name in info.names if name]
+        st.caption(md_escape(", ".join(named)) if named else "")
+    question = info.question
+    if question is None:
+        st.info(tr("poll_no_question_teacher"))
+        return
+    counts = store.counts(info.class_id, question.number)
+    st.subheader(_question_line(question))
+    st.markdown(md_escape(tr("poll_answered", k=sum(counts.values()), n=info.students)))
+    fig = plot_poll_histogram(
+        counts,
+        question.options,
+        answers=question.answers if info.revealed else (),
+        title=tr("poll_histogram_title"),
+        x_title=tr("poll_histogram_x"),
+        y_title=tr("poll_histogram_y"),
+    )
+    show_chart(fig, key="poll_histogram")
+    if info.revealed:
+        _reveal_view(info, question)
+
+
+def _reveal_view(info: ClassInfo, question: Question) -> None:
+    st.success(md_escape(tr("poll_answer_is", answer=_answer_names(question))))
+    if question.matrix:
+        fig = plot_quiz_matrix(
+            np.asarray(question.matrix, dtype=np.float32),  # (n, n) of the question's head
+            list(question.options),
+            query=question.query,
+            answer=question.answers[0],
+            guess=None,
+            title=tr("quiz_matrix_title", head=question.head, query=question.query),
+            answer_name=tr("quiz_answer_name"),
+            guess_name=tr("quiz_guess_name"),
+        )
+        show_chart(fig, key="poll_matrix")
+
+
+def teacher_view(code: str) -> None:
+    info = store.info(code)
+    left, right = st.columns([3, 2], vertical_alignment="center")
+    with left:
+        st.caption(tr("poll_code_caption"))
+        with st.container(key="poll_code"):
+            st.markdown(f"# {code}")  # from the store's own alphabet: no user text
+        link = f"{page_url()}?{CLASS_PARAM}={code}&lang={lang()}"
+        st.caption(tr("poll_join_link"))
+        st.code(link, language=None)
+    with right:
+        st.image(qr_png(link, scale=8), caption=tr("poll_qr_caption"), width=260)
+    number = info.question.number if info and info.question else 0
+    push, reveal, reset, close = st.columns(4)
+    push.button(
+        tr("poll_push"),
+        key="poll_push",
+        on_click=push_settings_question,
+        args=(number,),
+        type="primary",
+        width="stretch",
+        help=tr("poll_push_help"),
+    )
+    reveal.button(
+        tr("poll_reveal"),
+        key="poll_reveal",
+        on_click=_teacher_action,
+        args=("reveal",),
+        disabled=not (info and info.question and not info.revealed),
+        width="stretch",
+    )
+    reset.button(
+        tr("poll_reset"),
+        key="poll_reset",
+        on_click=_teacher_action,
+        args=("reset",),
+        width="stretch",
+        help=tr("poll_reset_help"),
+    )
+    close.button(
+        tr("poll_close"), key="poll_close", on_click=_teacher_action, args=("close",),
+        width="stretch",
+    )  # fmt: skip
+    show_flash()
+    teacher_live(code)
+
+
+# --- the student's phone ----------------------------------------------------------------
+@st.fragment(run_every=STUDENT_REFRESH_S)
+def student_live(code: str, sid: str) -> None:
+    info = store.info(code)
+    if info is None or not info.open:
+        st.warning(tr("poll_closed_student", code=code))
+        return
+    question = info.question
+    if question is None:
+        st.info(tr("poll_wait"))
+        return
+    st.subheader(_question_line(question))
+    mine = store.my_answer(info.class_id, question.number, sid)
+    if info.revealed:
+        right = mine is not None and mine in question.answers
+        answer = _answer_names(question)
+        if mine is None:
+            st.info(md_escape(tr("poll_revealed_none", answer=answer)))
+        elif right:
+            st.success(md_escape(tr("poll_revealed_right", answer=answer)))
+        else:
+            mine_label = question.options[mine]
+            st.error(md_escape(tr("poll_revealed_wrong", answer=answer, mine=mine_label)))
+        return
+    if mine is not None:
+        st.success(md_escape(tr("poll_your_answer", mine=question.options[mine])))
+        st.caption(tr("poll_wait_reveal"))
+        return
+    st.caption(tr("poll_tap"))
+    with st.container(key="poll_answers"):
+        options = list(enumerate(question.options))
+        for start in range(0, len(options), BUTTONS_PER_ROW):
+            row = options[start : start + BUTTONS_PER_ROW]
+            columns = st.columns(BUTTONS_PER_ROW)[: len(row)]
+            for column, (j, label) in zip(columns, row, strict=True):
+                column.button(
+                    md_escape(label),
+                    key=f"poll_answer_{question.number}_{j}",
+                    on_click=_answer,
+                    args=(info.class_id, question.number, j),
+                    width="stretch",
+                )
+    show_flash()
+
+
+def student_view(code: str) -> None:
+    sid = str(st.query_params.get(STUDENT_PARAM, ""))
+    if sid and state.get("poll_joined") != code:
+        # a known student whose tab reconnected (another replica, a reload): join again
+        if store.join(code, sid) is not None:
+            state["poll_joined"] = code
+    if state.get("poll_joined") != code:
+        st.subheader(tr("poll_join_header", code=code))
+        state["poll_join_code"] = code
+        st.text_input(tr("poll_name_label"), key="poll_join_name", max_chars=40,
+                      help=tr("poll_name_help"))  # fmt: skip
+        st.button(tr("poll_join"), key="poll_join", on_click=_join, type="primary",
+                  width="stretch")  # fmt: skip
+        show_flash()
+        return
+    st.caption(tr("poll_joined_as", code=code))
+    student_live(code, sid)
+    st.button(tr("poll_leave"), key="poll_leave", on_click=_leave)
+
+
+# --- the page --------------------------------------------------------------------------
+st.title(tr("classroom_title"))
+teaching = teacher_class()
+code_in_url = normalise_code(str(st.query_params.get(CLASS_PARAM, "")))
+if teaching:
+    teacher_view(teaching[0])
+elif code_in_url:
+    student_view(code_in_url)
+else:
+    if st.query_params.get(CLASS_PARAM):
+        st.warning(tr("poll_bad_code"))
+    st.markdown(md_escape(tr("classroom_intro")))
+    join_col, teach_col = st.columns(2)
+    with join_col:
+        st.subheader(tr("poll_join_title"))
+        st.text_input(tr("poll_code_label"), key="poll_join_code", max_chars=8,
+                      placeholder="ABCD")  # fmt: skip
+        st.text_input(tr("poll_name_label"), key="poll_join_name", max_chars=40,
+                      help=tr("poll_name_help"))  # fmt: skip
+        st.button(tr("poll_join"), key="poll_join", on_click=_join, type="primary",
+                  width="stretch")  # fmt: skip
+    with teach_col:
+        st.subheader(tr("poll_teach_title"))
+        st.markdown(md_escape(tr("poll_teach_text")))
+        st.button(tr("poll_open"), key="poll_open", on_click=_open_class, width="stretch")
+    show_flash()

@@ -1,0 +1,146 @@
+"""The live class poll's Streamlit side, shared by pages/classroom.py and the quiz.
+
+The state of a class lives in a store (attention_core/poll: SQLite by default, Redis when
+ATTENTION_POLL_REDIS_URL is set), so every replica of the app sees the same class. A
+session keeps only who it is:
+    teacher   st.session_state["poll_teacher"] = (code, teacher key), never in the URL
+    student   the URL's `class` (the code) and `sid` (a random student id, written to the
+              URL when the student joins), so a student whose replica died and whose tab
+              reconnected to another one is still the same student, with the same answers.
+
+    store = poll_store_or_stop()
+    push_to_class(quiz_round, analysis)    # the quiz page's one-line hook
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from attention_core.poll import PollError, PollStore, Question, question_from_round
+from ui.cache import cached_analysis, poll_store
+from ui.common import current_settings, md_escape, tr
+
+if TYPE_CHECKING:
+    from attention_core.pipeline import Analysis
+    from attention_core.quiz import QuizRound
+
+__all__ = [
+    "CLASS_PARAM",
+    "MAX_CLASS_OPTIONS",
+    "STUDENT_PARAM",
+    "TEACHER",
+    "poll_store_or_stop",
+    "push_settings_question",
+    "push_to_class",
+    "question_for",
+    "student_id",
+    "teacher_class",
+]
+
+CLASS_PARAM, STUDENT_PARAM = "class", "sid"
+TEACHER = "poll_teacher"
+MAX_CLASS_OPTIONS = 24  # one big button per key fits a phone screen up to about this many
+
+
+def poll_store_or_stop() -> PollStore:
+    """The configured store, or a clear message and st.stop() if it cannot be reached."""
+    try:
+        return poll_store(
+            os.environ.get("ATTENTION_POLL_REDIS_URL", "").strip(),
+            os.environ.get("ATTENTION_POLL_DB", "").strip(),
+        )
+    except Exception as error:  # a store that is down: a message, never a traceback
+        st.error(tr("poll_store_down", error=type(error).__name__))
+        st.stop()
+
+
+def teacher_class() -> tuple[str, str] | None:
+    """(code, teacher key) of the class this session teaches, if any."""
+    found = st.session_state.get(TEACHER)
+    return tuple(found) if found else None  # type: ignore[return-value]
+
+
+def student_id() -> str:
+    """This student's id: the URL's `sid` if it is a valid one, else a new random one."""
+    sid = str(st.query_params.get(STUDENT_PARAM, ""))
+    if 8 <= len(sid) <= 64 and sid.isascii() and sid.isalnum():
+        return sid
+    return secrets.token_hex(8)
+
+
+def question_for(quiz: QuizRound, analysis: Analysis) -> Question:
+    """A class question from a quiz round: the tokens as options, the head's weights."""
+    return question_from_round(
+        analysis.labels,
+        query=quiz.query,
+        head=quiz.head,
+        answers=quiz.answers,
+        matrix=analysis.weights[quiz.head],  # (n, n) of the round's head
+    )
+
+
+def _push(question: Question) -> None:
+    found = teacher_class()
+    if found is None:
+        return
+    try:
+        pushed = poll_store_or_stop().push(found[0], found[1], question)
+    except PollError:
+        st.session_state.pop(TEACHER, None)  # the class was closed elsewhere
+        st.session_state["poll_flash"] = ("error", "poll_class_gone", {})
+        return
+    st.session_state["poll_flash"] = ("success", "poll_pushed", {"number": pushed.number})
+
+
+def push_settings_question(round_index: int) -> None:
+    """Push a question drawn from the sidebar's sentence (the classroom's own button)."""
+    from attention_core.quiz import new_round
+
+    settings = current_settings()
+    try:
+        analysis = cached_analysis(settings)
+        if not 2 <= len(analysis.labels) <= MAX_CLASS_OPTIONS:
+            raise ValueError("size")
+        quiz = new_round(analysis.weights, seed=settings.seed, round_index=round_index)
+    except Exception:  # empty or too long a sentence: a message on the page
+        n = 0
+        try:
+            n = len(cached_analysis(settings).labels)
+        except Exception:
+            pass
+        st.session_state["poll_flash"] = ("warning", "poll_bad_sentence",
+                                          {"n": n, "most": MAX_CLASS_OPTIONS})  # fmt: skip
+        return
+    _push(question_for(quiz, analysis))
+
+
+def show_flash() -> None:
+    """The message a button's callback left for this run (pushed, class gone, …)."""
+    flash = st.session_state.pop("poll_flash", None)
+    if flash:
+        kind, key, params = flash
+        getattr(st, kind)(md_escape(tr(key, **params)))
+
+
+def push_to_class(quiz: QuizRound, analysis: Analysis) -> None:
+    """For a teacher with an open class: a button that pushes this quiz question to the
+    class's phones. Draws nothing for anyone else."""
+    found = teacher_class()
+    if found is None:
+        return
+    n = len(analysis.labels)
+    if n > MAX_CLASS_OPTIONS:
+        st.caption(tr("poll_too_many_options", n=n, most=MAX_CLASS_OPTIONS))
+        return
+    st.button(
+        tr("poll_push_quiz", code=found[0]),
+        key="poll_push_quiz",
+        on_click=_push,
+        args=(question_for(quiz, analysis),),
+        icon=":material/cast_for_education:",
+    )
+    show_flash()

@@ -1,0 +1,220 @@
+"""Presenter mode: any page on a projector, and QR codes of links.
+
+`?present=1` in the URL, or the sidebar's button, switches the whole app to presenter mode
+(`presenter_mode`, called once from app.py, so every page has it): the sidebar and the
+header are hidden, type is larger, columns stack so that each chart gets the width of the
+screen, and charts are made as tall as the window. A small QR code of the current share
+link (the URL without `present`) stays in a corner, so a class can scan the view on the
+projector; "Leave presenter mode" (or Esc) restores the normal view. The mode is kept in the
+session too: a page switch clears the URL, not the mode.
+
+Keyboard: `arrow_keys(next=..., prev=...)` on a page (the Step-by-step slides, the quiz)
+names the buttons that → / PageDown and ← / PageUp click in presenter mode. It is a small
+Streamlit components-v2 element (no iframe, like ui/charts.py's chart) whose script
+listens on the page's document, ignores keys typed into inputs, and clicks the button of
+the first named key that exists and is enabled.
+
+QR codes are drawn here by segno (https://segno.readthedocs.io), no web service.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import segno
+import streamlit as st
+
+from ui.common import tr
+
+__all__ = [
+    "PRESENT_PARAM",
+    "arrow_keys",
+    "in_presenter_mode",
+    "page_url",
+    "presenter_mode",
+    "qr_png",
+    "share_link",
+]
+
+PRESENT_PARAM = "present"
+PUBLIC_URL_ENV = "ATTENTION_STUDIO_PUBLIC_URL"  # e.g. https://studio.school.example/
+_STATE = "_presenter"
+_KEYS_COMPONENT = "attention_studio_presenter_keys"
+
+# Chart sizing is done here, by CSS and by re-laying out Plotly's own height, so that
+# ui/charts.py stays the one place that draws charts.
+_CSS = """
+<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+[data-testid="stExpandSidebarButton"], [data-testid="stHeader"],
+[data-testid="stToolbar"], [data-testid="stDecoration"] { display: none !important; }
+[data-testid="stMainBlockContainer"] { max-width: 100% !important;
+  padding: 1.5rem 2.5rem 8rem 2.5rem !important; }
+[data-testid="stMain"] { font-size: 1.3rem; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
+[data-testid="stCaptionContainer"], [data-testid="stWidgetLabel"] p,
+[data-testid="stBaseButton-secondary"] p, [data-testid="stBaseButton-primary"] p
+  { font-size: 1.35rem !important; line-height: 1.5; }
+h1 { font-size: 3rem !important; } h2 { font-size: 2.4rem !important; }
+h3 { font-size: 2rem !important; }
+/* one chart per screen: columns stack, each chart gets the whole width */
+[data-testid="stHorizontalBlock"]:has(.studio-chart) { flex-direction: column !important; }
+[data-testid="stHorizontalBlock"]:has(.studio-chart) > [data-testid="stColumn"]
+  { width: 100% !important; flex: 1 1 100% !important; }
+.st-key-presenter_corner { position: fixed; right: 1rem; bottom: 1rem; z-index: 999990;
+  width: 9.5rem; background: white; border-radius: 0.5rem; padding: 0.4rem;
+  box-shadow: 0 0 0.6rem rgba(0, 0, 0, 0.25); gap: 0.3rem; }
+.st-key-presenter_corner img { width: 100% !important; height: auto; }
+.st-key-presenter_corner p { font-size: 0.8rem !important; }
+</style>
+"""
+
+# A document-level listener, installed once per page; `data` says which buttons the arrows
+# press now. In presenter mode it also makes every chart as tall as the window (Plotly's
+# own relayout: a CSS height alone would not redraw the plot).
+_JS = r"""
+function fitCharts() {
+  const state = window.__studioPresenter;
+  if (!state || !state.present || !window.Plotly) return;
+  const height = Math.max(360, Math.round(window.innerHeight - 140));
+  for (const plot of document.querySelectorAll(".studio-chart.js-plotly-plot")) {
+    const layout = plot._fullLayout;
+    if (layout && Math.abs(layout.height - height) > 8 && !plot.__studioFitting) {
+      plot.__studioFitting = true;
+      window.Plotly.relayout(plot, { height: height, autosize: true })
+        .finally(() => { plot.__studioFitting = false; });
+    }
+  }
+}
+
+function press(direction) {
+  const state = window.__studioPresenter || {};
+  const page = state.page || {};
+  // the arrows' buttons belong to the page that named them, not to the next page shown
+  const keys = direction === "leave" ? ["presenter_leave"]
+    : page.path === window.location.pathname ? page[direction] || [] : [];
+  for (const key of keys) {
+    const button = document.querySelector(`.st-key-${CSS.escape(key)} button`);
+    if (button && !button.disabled) { button.click(); return true; }
+  }
+  return false;
+}
+
+export default function (component) {
+  const { data } = component;
+  window.__studioPresenter = { ...(window.__studioPresenter || {}), ...data };
+  if (!window.__studioPresenterInstalled) {
+    window.__studioPresenterInstalled = true;
+    document.addEventListener("keydown", (event) => {
+      if (event.altKey || event.ctrlKey || event.metaKey || event.defaultPrevented) return;
+      const state = window.__studioPresenter || {};
+      if (!state.present) return;
+      const busy = event.target && event.target.closest &&
+        event.target.closest("input, textarea, select, [contenteditable='true'], [role='slider']");
+      if (busy) return;
+      const direction = { ArrowRight: "next", PageDown: "next", ArrowLeft: "prev",
+                          PageUp: "prev", Escape: "leave" }[event.key];
+      if (direction && press(direction)) event.preventDefault();
+    });
+    window.setInterval(fitCharts, 400);
+  }
+}
+"""
+_keys = st.components.v2.component(_KEYS_COMPONENT, js=_JS, isolate_styles=False)
+
+
+def in_presenter_mode() -> bool:
+    """True while the session is in presenter mode."""
+    return bool(st.session_state.get(_STATE, False))
+
+
+def _set(on: bool) -> None:
+    st.session_state[_STATE] = on
+    if on:
+        st.query_params[PRESENT_PARAM] = "1"
+    else:
+        st.query_params.pop(PRESENT_PARAM, None)
+
+
+def page_url(page: Any | None = None) -> str:
+    """The absolute URL of `page` (an st.Page; the page being shown when None), no query.
+
+    From the browser's own address (st.context.url), so it is right behind nginx, or from
+    ATTENTION_STUDIO_PUBLIC_URL when set (a proxy that rewrites the host); in a test
+    without a browser, http://localhost:8501/."""
+    public = os.environ.get(PUBLIC_URL_ENV, "").strip()
+    seen = urlsplit(public or st.context.url or "http://localhost:8501/")
+    if page is None and not public:
+        return urlunsplit((seen.scheme, seen.netloc, seen.path, "", ""))
+    if public:
+        base = seen.path
+    else:  # the app's root: the server's baseUrlPath, without the current page's path
+        prefix = str(st.get_option("server.baseUrlPath") or "").strip("/")
+        base = f"/{prefix}" if prefix else ""
+    url_path = str(getattr(page, "url_path", "") or "")
+    return urlunsplit((seen.scheme, seen.netloc, f"{base.rstrip('/')}/{url_path}", "", ""))
+
+
+def share_link(page: Any | None = None, **extra: str) -> str:
+    """The link that reproduces this view (every URL parameter but `present`)."""
+    params = {k: v for k, v in st.query_params.to_dict().items() if k != PRESENT_PARAM}
+    params.update(extra)
+    query = urlencode(params)
+    return page_url(page) + (f"?{query}" if query else "")
+
+
+def qr_png(text: str, *, scale: int = 6) -> bytes:
+    """A QR code of `text` as PNG bytes (segno, error correction M, a 2-module border)."""
+    out = io.BytesIO()
+    segno.make(text, error="m", micro=False).save(out, kind="png", scale=scale, border=2)
+    return out.getvalue()
+
+
+def presenter_mode(page: Any | None = None) -> None:
+    """The presenter switch, for every page: call once in app.py after the navigation is
+    known (`page`, to link the right page in the QR code), before `page.run()`."""
+    state = st.session_state
+    wanted = st.query_params.get(PRESENT_PARAM)
+    if wanted is not None:  # the URL decides when it says something
+        state[_STATE] = wanted in ("1", "true", "yes", "on")
+    if not in_presenter_mode():
+        st.query_params.pop(PRESENT_PARAM, None)
+        with st.sidebar:  # tells the page's key listener that the mode is off
+            _keys(key="presenter_keys_app", data={"present": False})
+        st.sidebar.button(
+            tr("presenter_enter"),
+            key="presenter_enter",
+            on_click=_set,
+            args=(True,),
+            icon=":material/co_present:",
+            help=tr("presenter_enter_help"),
+        )
+        return
+    if st.query_params.get(PRESENT_PARAM) != "1":
+        st.query_params[PRESENT_PARAM] = "1"  # a page switch cleared it
+    st.html(_CSS)
+    with st.container(key="presenter_corner"):
+        link = share_link(page)
+        st.image(qr_png(link), caption=tr("presenter_qr_caption"))
+        st.button(
+            tr("presenter_leave"),
+            key="presenter_leave",
+            on_click=_set,
+            args=(False,),
+            width="stretch",
+            help=tr("presenter_leave_help"),
+        )
+        _keys(key="presenter_keys_app", data={"present": True})
+
+
+def arrow_keys(*, right: Sequence[str] = (), left: Sequence[str] = ()) -> None:
+    """In presenter mode, → / PageDown press the first enabled button of keys `right`, ←
+    / PageUp of `left` (button keys of this page). Call once on a page; no-op otherwise."""
+    if in_presenter_mode():
+        path = urlsplit(st.context.url or "").path
+        data = {"page": {"path": path, "next": list(right), "prev": list(left)}}
+        _keys(key="presenter_keys_page", data=data)
