@@ -14,12 +14,22 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 __all__ = [
+    "BROAD_ENTROPY",
+    "PATTERNS",
+    "PATTERN_MASS",
     "STAT_NAMES",
+    "Flatness",
     "HeadStats",
+    "flatness",
+    "head_patterns",
     "head_similarity",
     "head_stats",
     "similarity_order",
 ]
+
+PATTERNS = ("previous", "first", "self", "last", "broad")
+PATTERN_MASS = 0.5  # a head "looks at X" when its rows put at least this much weight on X
+BROAD_ENTROPY = 0.9  # a head is "broad" when its mean row entropy / log(n) is at least this
 
 STAT_NAMES = (
     "entropy",
@@ -36,8 +46,9 @@ class HeadStats:
     """Averages over the query rows of one head."""
 
     head: int
-    entropy: float  # row entropy / log(n): 0 = one-hot, 1 = uniform
-    max_weight: float  # the largest weight in a row
+    entropy: float  # mean over rows of (row entropy / log(n)): 0 = one-hot, 1 = uniform
+    max_weight: float  # mean over rows of each row's largest weight
+    peak: float  # the largest single weight anywhere in the head
     diagonal: float  # mass on the token itself
     previous: float  # mass on the token just before (rows 1..n-1)
     first: float  # mass on the first token
@@ -69,12 +80,13 @@ def head_stats(weights: np.ndarray) -> list[HeadStats]:
     w = _as_heads(weights)  # (H, n, n)
     H, n, _ = w.shape
     if n == 0:
-        return [HeadStats(h, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0) for h in range(H)]
+        return [HeadStats(h, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0) for h in range(H)]
     norm = np.log(n) if n > 1 else 1.0
     idx = np.arange(n)
     dist = np.abs(idx[:, None] - idx[None, :])  # (n, n): |i - j|
     entropy = _row_entropy(w).mean(-1) / norm  # (H,)
     max_weight = w.max(-1).mean(-1)  # (H,)
+    peak = w.max(-1).max(-1)  # (H,)
     diagonal = np.diagonal(w, axis1=1, axis2=2).mean(-1)  # (H,)
     previous = w[:, idx[1:], idx[:-1]].mean(-1) if n > 1 else np.zeros(H)  # (H,)
     first = w[:, :, 0].mean(-1)  # (H,)
@@ -85,6 +97,7 @@ def head_stats(weights: np.ndarray) -> list[HeadStats]:
             head=h,
             entropy=float(entropy[h]),
             max_weight=float(max_weight[h]),
+            peak=float(peak[h]),
             diagonal=float(diagonal[h]),
             previous=float(previous[h]),
             first=float(first[h]),
@@ -93,6 +106,85 @@ def head_stats(weights: np.ndarray) -> list[HeadStats]:
         )
         for h in range(H)
     ]
+
+
+def head_patterns(weights: np.ndarray) -> list[tuple[str, float] | None]:
+    """The one clear pattern of each head of `weights` (H, n, n), or None.
+
+    A pattern is clear when the rows, on average, put at least PATTERN_MASS of their weight
+    on one place: the previous token ("previous", rows 1..n-1), the first token ("first":
+    [CLS] in BERT-style models), the token itself ("self"), the last token ("last": [SEP]);
+    or when they are nearly even ("broad": mean entropy / log(n) ≥ BROAD_ENTROPY). Several
+    places above the threshold: the one with the most weight. Returns (pattern, value) with
+    the mean weight (or the normalised entropy for "broad").
+    """
+    w = _as_heads(weights)  # (H, n, n)
+    H, n, _ = w.shape
+    if n < 2:
+        return [None] * H
+    idx = np.arange(n)
+    masses = {
+        "previous": w[:, idx[1:], idx[:-1]].mean(-1),  # (H,)
+        "first": w[:, 1:, 0].mean(-1),  # rows 1..n-1: row 0's first token is itself
+        "self": np.diagonal(w, axis1=1, axis2=2).mean(-1),
+        "last": w[:, :-1, -1].mean(-1),  # rows 0..n-2: the last row's last token is itself
+    }
+    entropy = _row_entropy(w).mean(-1) / np.log(n)  # (H,)
+    found: list[tuple[str, float] | None] = []
+    for h in range(H):
+        name, mass = max(((k, float(v[h])) for k, v in masses.items()), key=lambda kv: kv[1])
+        if mass >= PATTERN_MASS:
+            found.append((name, mass))
+        elif entropy[h] >= BROAD_ENTROPY:
+            found.append(("broad", float(entropy[h])))
+        else:
+            found.append(None)
+    return found
+
+
+@dataclass(frozen=True)
+class Flatness:
+    """Why untrained attention looks flat, in a sentence's own numbers."""
+
+    n: int
+    score_spread: float  # mean over rows of the std of the scaled scores q·k/√d_k
+    low: float  # 5th percentile of the weights (allowed keys only)
+    high: float  # 95th percentile
+    uniform: float  # 1/n
+
+    @property
+    def factor(self) -> float:
+        """e^spread: how many times a score one standard deviation up outweighs the mean."""
+        return float(np.exp(self.score_spread))
+
+
+def flatness(weights: np.ndarray) -> Flatness:
+    """How spread the scaled scores of `weights` (H, n, n) are, and the weights it gives.
+
+    Softmax forgets a constant per row, so the scores' spread within a row is read off the
+    weights: scaled_ij − mean_j scaled_ij = log w_ij − mean_j log w_ij. Keys with weight 0
+    (masked) are left out of both. Checked against the trace's scaled scores in
+    tests/test_stats.py.
+    """
+    w = _as_heads(weights)  # (H, n, n)
+    n = w.shape[-1]
+    if n == 0:
+        return Flatness(0, 0.0, 0.0, 0.0, 0.0)
+    allowed = w > 0  # (H, n, n)
+    logs = np.where(allowed, np.log(np.where(allowed, w, 1.0)), np.nan)  # (H, n, n)
+    counts = allowed.sum(-1)  # (H, n)
+    with np.errstate(invalid="ignore"):
+        std = np.nanstd(logs, axis=-1)  # (H, n): rows with one key give 0
+    rows = counts >= 2
+    spread = float(std[rows].mean()) if rows.any() else 0.0
+    live = w[allowed]
+    return Flatness(
+        n=n,
+        score_spread=spread,
+        low=float(np.percentile(live, 5)),
+        high=float(np.percentile(live, 95)),
+        uniform=1.0 / n,
+    )
 
 
 def head_similarity(weights: np.ndarray) -> np.ndarray:

@@ -19,15 +19,22 @@ import pytest
 from PIL import Image
 
 from attention_core.figures.heads import (
-    CELL_TEXT_MAX,
     IMAGE_CELLS,
-    TICKS_MAX,
+    RELATIVE_MAX,
     HeadGrid,
     colour_indices,
+    colour_scale,
     head_grid,
     palette_png,
     plot_heads,
     plot_matrix,
+)
+from attention_core.figures.layout import (
+    CELL_NUMBER_PX,
+    LABEL_PITCH,
+    labelled,
+    panel_layout,
+    tick_plan,
 )
 from attention_core.pipeline import token_labels
 
@@ -125,12 +132,17 @@ def test_square_cells_every_y_axis_scaled_to_its_x_axis():
         assert xs[p]["automargin"] is False and ys[p]["automargin"] is False
 
 
-@pytest.mark.parametrize("n", [1, CELL_TEXT_MAX, CELL_TEXT_MAX + 1])
-def test_cell_text_only_up_to_cell_text_max_tokens(n):
-    spec = _spec(plot_heads(head_grid(_softmax_weights(2, n), _labels(n))))
+@pytest.mark.parametrize("n", [1, 4, 12, 30])
+def test_cell_numbers_only_where_a_cell_holds_them(n):
+    fig = plot_heads(head_grid(_softmax_weights(2, n), _labels(n)))
+    spec = _spec(fig)
+    plan = panel_layout(_labels(n), 2)
+    wide = plan.panel_px / n >= CELL_NUMBER_PX
+    # 2 heads of 12 tokens: two ~380 px panels, 31 px cells; of 30 tokens: 12 px cells
+    assert wide == (n <= 12)
     for trace in spec["data"]:
-        assert ("texttemplate" in trace) == (n <= CELL_TEXT_MAX)
-        assert (trace["xgap"] > 0) == (n <= CELL_TEXT_MAX)
+        assert ("texttemplate" in trace) == wide
+        assert (trace["xgap"] > 0) == wide
 
 
 def test_labels_on_outer_axes_only():
@@ -142,11 +154,36 @@ def test_labels_on_outer_axes_only():
     assert {p for p in ys if ys[p]["showticklabels"]} == {0, 4}  # queries left of column 0
 
 
-def test_no_tick_labels_beyond_ticks_max():
-    n = TICKS_MAX + 1
-    spec = _spec(plot_heads(head_grid(_softmax_weights(2, n), _labels(n))))
-    axes = [*_axes(spec["layout"], "x").values(), *_axes(spec["layout"], "y").values()]
-    assert not any(a["showticklabels"] for a in axes)
+@pytest.mark.parametrize("n", [2, 4, 12, 30, 35, 52, 128, 300, 512])
+def test_panels_get_fewer_and_larger_as_n_grows_and_labels_keep_their_pitch(n):
+    labels = _labels(n)
+    plan = panel_layout(labels, 8)
+    ticks = plan.ticks
+    # labelled ticks are at least LABEL_PITCH font sizes apart along the axis
+    spacing = ticks.step * plan.panel_px / n
+    assert spacing >= LABEL_PITCH * ticks.font_px - 1e-9
+    assert 9 <= ticks.font_px <= 12
+    # at most 52 tokens every token is labelled on one axis at least (rows even, keys odd)
+    shown = set(labelled(ticks, "x")) | set(labelled(ticks, "y"))
+    if n <= 52:
+        assert shown == set(range(n)), (n, ticks.step)
+    if n <= 12:
+        assert ticks.step == 1
+    previous = panel_layout(_labels(max(2, n // 2)), 8)
+    # (the panel's side shifts by a few pixels with the width of the row labels)
+    assert plan.cols <= previous.cols and plan.panel_px >= previous.panel_px - 8
+
+
+def test_tick_plan_thins_with_a_step_and_zooms_beyond_two():
+    labels = _labels(128)
+    plan = tick_plan(labels, 360)
+    assert plan.step > 2
+    categories = labels  # nothing to escape here
+    x = _spec(plot_heads(head_grid(_softmax_weights(2, 128), labels)))["layout"]["xaxis"]
+    assert x["tickmode"] == "auto" and x["nticks"] >= 10  # Plotly labels more on zoom
+    y = _spec(plot_heads(head_grid(_softmax_weights(2, 30), _labels(30))))["layout"]["yaxis"]
+    assert y["tickmode"] == "array" and y["tickvals"] == _labels(30)[::2]
+    assert categories
 
 
 def test_long_labels_are_cut_on_the_axis_but_whole_in_hover():
@@ -156,6 +193,61 @@ def test_long_labels_are_cut_on_the_axis_but_whole_in_hover():
     assert x["tickvals"] == labels
     assert x["ticktext"] == ["0:supercali…", "1:短"]
     assert spec["data"][0]["x"] == labels
+
+
+# --- colour scales ----------------------------------------------------------------------------
+
+
+def _untrained_30() -> np.ndarray:
+    """The project's untrained module on a 30-token sentence: (H, 30, 30)."""
+    from attention_core.pipeline import analyze
+    from attention_core.settings import ModelSettings
+
+    text = "the quick brown fox jumps over the lazy dog while the teacher writes " * 3
+    settings = ModelSettings(text=text, tokenizer="word", embed_dim=64, num_heads=8)
+    w = analyze(settings, max_tokens=30).weights
+    assert w.shape[-1] == 30
+    return w
+
+
+def _range_used(weights: np.ndarray, lo: float, hi: float) -> float:
+    shown = np.clip(weights, lo, hi)
+    return float((shown.max() - shown.min()) / (hi - lo))
+
+
+def test_relative_scale_uses_most_of_its_range_on_untrained_heads():
+    w = _untrained_30()
+    absolute = colour_scale("absolute", w)
+    relative = colour_scale("relative", w)
+    lo, hi = absolute.limits[0]
+    assert _range_used(w, lo, hi) < 0.25  # the issue's almost-white picture
+    lo, hi = relative.limits[0]
+    assert (lo, hi) == (0.0, pytest.approx(RELATIVE_MAX / 30))
+    assert _range_used(w, lo, hi) >= 0.5  # the default uses at least half of its colours
+    assert relative.tickvals[2] == pytest.approx(1 / 30)  # "1×" is the even share 1/n
+    assert relative.ticktext[2] == "1×"
+
+
+def test_contrast_scale_runs_each_panel_to_its_own_maximum_and_hover_stays_absolute():
+    w = _softmax_weights(3, 6)
+    spec = _spec(plot_heads(head_grid(w, _labels(6)), scale="contrast"))
+    for p in range(3):
+        axis = spec["layout"]["coloraxis" if p == 0 else f"coloraxis{p + 1}"]
+        assert axis["cmin"] == 0 and axis["cmax"] == pytest.approx(float(w[p].max()))
+        assert axis["showscale"] == (p == 0)
+        np.testing.assert_array_equal(_decode(spec["data"][p]["z"]), w[p])  # absolute weights
+        assert "%{z:.3f}" in spec["data"][p]["hovertemplate"]
+
+
+def test_relative_scale_is_diverging_around_the_even_share():
+    w = _softmax_weights(2, 10)
+    spec = _spec(plot_heads(head_grid(w, _labels(10)), scale="relative", colorbar_title="× 1/n"))
+    axis = spec["layout"]["coloraxis"]
+    assert axis["cmin"] == 0 and axis["cmax"] == pytest.approx(0.2)
+    assert (axis["cmin"] + axis["cmax"]) / 2 == pytest.approx(1 / 10)  # white in the middle
+    assert axis["colorbar"]["title"]["text"] == "× 1/n"
+    with pytest.raises(ValueError, match="choose one of"):
+        colour_scale("rainbow", w)
 
 
 def test_titles_are_one_annotation_per_panel():

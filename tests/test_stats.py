@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import jensenshannon
 
-from attention_core.stats import head_similarity, head_stats, similarity_order
+from attention_core.stats import (
+    BROAD_ENTROPY,
+    PATTERN_MASS,
+    flatness,
+    head_patterns,
+    head_similarity,
+    head_stats,
+    similarity_order,
+)
 
 EYE = np.eye(4)
 UNIFORM = np.full((4, 4), 0.25)
@@ -113,3 +121,64 @@ def test_similarity_with_a_masked_row_uses_only_rows_live_in_every_head():
         assert sim[a, b] == pytest.approx(scipy_similarity(w[a, rows], w[b, rows]), abs=1e-9)
     # heads 0 and 2 lose row 2 too, although both carry weight there (live in EVERY head)
     assert sim[0, 2] != pytest.approx(scipy_similarity(w[0], w[2]), abs=1e-6)
+
+
+# --- patterns and flatness (issue 13) ------------------------------------------------------------
+
+
+def test_max_weight_is_the_mean_of_row_maxima_and_peak_the_largest_weight():
+    w = np.array([[0.9, 0.1], [0.5, 0.5]])
+    (s,) = head_stats(w)
+    assert s.max_weight == pytest.approx((0.9 + 0.5) / 2)  # what the summary names it
+    assert s.peak == pytest.approx(0.9)  # the cell a student sees
+
+
+def test_head_patterns_by_hand():
+    n = 5
+    first = np.zeros((n, n))
+    first[:, 0] = 1.0
+    last = np.zeros((n, n))
+    last[:, -1] = 1.0
+    weak_previous = 0.3 * PREVIOUS + 0.7 * UNIFORM  # previous 0.3 + 0.7/4 = 0.475 < 0.5
+    found = head_patterns(np.stack([PREVIOUS, EYE, UNIFORM, ARTICLE]))
+    assert found[0] == ("previous", 1.0)
+    assert found[1] == ("self", 1.0)
+    assert found[2] == ("broad", pytest.approx(1.0))
+    assert found[3][0] == "self" and found[3][1] == pytest.approx(0.75)
+    assert head_patterns(np.stack([first, last])) == [("first", 1.0), ("last", 1.0)]
+    (weak,) = head_patterns(weak_previous)
+    assert weak is None or weak[0] == "broad"  # below PATTERN_MASS: not "previous"
+    assert PATTERN_MASS == 0.5 and 0 < BROAD_ENTROPY < 1
+
+
+def test_flatness_reads_the_scores_spread_off_the_weights_like_the_trace():
+    from attention_core.pipeline import analyze
+    from attention_core.settings import ModelSettings
+
+    for causal in (False, True):
+        settings = ModelSettings(
+            text="a lecturer projects attention for the class to see it",
+            tokenizer="word",
+            embed_dim=32,
+            num_heads=4,
+            causal=causal,
+        )
+        result = analyze(settings, with_trace=True)
+        scaled = result.trace["scaled"].astype(np.float64)  # (H, n, n), -inf where masked
+        finite = np.isfinite(scaled)
+        rows = finite.sum(-1) >= 2
+        masked = np.where(finite, scaled, np.nan)
+        reference = float(np.nanstd(masked, axis=-1)[rows].mean())  # from the scores themselves
+        f = flatness(result.weights)
+        assert f.score_spread == pytest.approx(reference, rel=1e-3)
+        n = len(result.tokens)
+        assert f.uniform == pytest.approx(1 / n)
+        live = result.weights[result.weights > 0]
+        assert f.low <= 1 / n <= f.high or causal
+        assert np.mean((live >= f.low) & (live <= f.high)) == pytest.approx(0.9, abs=0.02)
+
+
+def test_flatness_of_uniform_rows_has_no_spread():
+    f = flatness(UNIFORM)
+    assert f.score_spread == pytest.approx(0.0)
+    assert f.low == f.high == 0.25 and f.factor == pytest.approx(1.0)

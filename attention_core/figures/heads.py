@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import math
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,26 +28,52 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from attention_core.figures.layout import (
+    CELL_NUMBER_PX,
+    LABEL_CHARS_MAX,
+    NOMINAL_WIDTH_PX,
+    PanelLayout,
+    axis_ticks,
+    panel_layout,
+    tick_plan,
+)
 from attention_core.figures.png import colour_indices, palette_png
 from attention_core.figures.png import palette as sampled_palette
 from attention_core.figures.style import FONT, matrix_axes
 from attention_core.figures.text import literal, literals
 
-__all__ = ["HeadGrid", "head_grid", "matrix_figure", "plot_heads", "plot_matrix"]
+__all__ = [
+    "CELL_TEXT_MAX",
+    "DEFAULT_SCALE",
+    "IMAGE_CELLS",
+    "LABEL_CHARS_MAX",
+    "SCALES",
+    "ColourScale",
+    "HeadGrid",
+    "colour_scale",
+    "head_grid",
+    "matrix_figure",
+    "plot_heads",
+    "plot_matrix",
+]
 
-CELL_TEXT_MAX = 12  # write the weight into each cell up to this many tokens
-TICKS_MAX = 48  # label axis ticks up to this many tokens; beyond, hover tells
+CELL_TEXT_MAX = 12  # the quiz offers one radio button per token up to this many tokens
 COLORSCALE = "Blues"
+RELATIVE_COLORSCALE = "RdBu_r"  # blue: less than an even share, white: even, red: more
+RELATIVE_MAX = 2.0  # the relative scale runs 0 … 2 × the even share, 1 × in the middle
+SCALES = ("relative", "absolute", "contrast")
+# Relative by default: an untrained head's weights all lie near 1/n, a few percent of a
+# 0…1 scale (a white picture), but spread over most of 0…2 × 1/n (tests/test_figures_heads.py)
+DEFAULT_SCALE = "relative"
 # Above this many cells in one grid (n² × panels) the panels other than `exact` ones are sent
 # as pictures. 2^19 cells are 2.8 MB of base64 float32: measured in bench/, a typed update
 # of a 512-token grid of 4 heatmaps (5.6 MB) cost more browser CPU than 12 heads as pictures.
 IMAGE_CELLS = 1 << 19
-LABEL_CHARS_MAX = 12  # tick labels are cut to this many characters (hover shows them whole)
-TICK_FONT_PX = 11
 TITLE_PX = 24  # room above each panel for its title
 ROW_GAP_PX = 8  # between a panel and the title below it when no labels are in between
-NOMINAL_WIDTH_PX = 760  # about the main column of the wide layout: sizes the panels
 NO_TICKS = {"showticklabels": False, "ticks": ""}
+COLORBAR_PX = 90  # a colour bar and its tick labels, right of a single matrix
+MATRIX_MAX_PX = 640  # a square matrix is drawn no taller than this
 
 
 @dataclass(frozen=True)
@@ -81,33 +106,62 @@ def head_grid(
     return HeadGrid(np.ascontiguousarray(panels), titles, list(labels))
 
 
-def _columns(panels: int, n: int) -> int:
-    if panels <= 1:
-        return 1
-    per_row = 4 if n <= 48 else 3 if n <= 160 else 2
-    return min(panels, per_row)
+@dataclass(frozen=True)
+class ColourScale:
+    """How weights map to colours: the same z (the weights) under every scale, so hover
+    always reads the absolute weight; only the colour limits and the colour bar change.
 
-
-def _short(label: str, limit: int = LABEL_CHARS_MAX) -> str:
-    """A tick label cut to `limit` characters (hover still shows the whole `index:token`).
-
-    Takes the raw text: cut before `literal`, so an entity such as `&lt;` is never cut in half.
+    `limits` holds (zmin, zmax) per panel: one pair shared by all panels, except under
+    "contrast", where every panel runs from 0 to its own largest weight.
     """
-    return label if len(label) <= limit else label[: limit - 1] + "…"
+
+    kind: str
+    colorscale: str
+    limits: list[tuple[float, float]]  # (P,) pairs
+    tickvals: list[float]  # colour bar ticks, on the first panel's limits
+    ticktext: list[str]
+
+    @property
+    def shared(self) -> bool:
+        return len(set(self.limits)) <= 1
 
 
-def _text_px(text: str, font_px: float) -> float:
-    """Rough rendered width of `text`: CJK and other wide characters 1 em, the rest 0.62 em.
+def colour_scale(
+    kind: str, matrices: np.ndarray, *, zmin: float = 0.0, zmax: float = 1.0
+) -> ColourScale:
+    """The colour scale `kind` (one of SCALES) for panels `matrices` (P, n, n).
 
-    Axis labels get fixed room (automargin off, see `plot_heads`), so it is estimated here.
+    - absolute: zmin … zmax (0 … 1), the weights as they are;
+    - relative: weight × n from 0 to RELATIVE_MAX, diverging around 1 = "attends evenly"
+      (weight 1/n); what lies above RELATIVE_MAX × 1/n gets the darkest colour;
+    - contrast: each panel from 0 to its own largest weight (colour bar in % of it).
     """
-    return sum(font_px if unicodedata.east_asian_width(c) in "WF" else 0.62 * font_px for c in text)
+    m = np.asarray(matrices, dtype=np.float32)
+    P = m.shape[0] if m.ndim == 3 else 1
+    n = m.shape[-1] if m.ndim >= 2 else 0
+    if kind == "relative" and n > 0:
+        top = RELATIVE_MAX / n
+        ticks = [0.0, 0.5, 1.0, 1.5, 2.0]
+        texts = ["0", "½×", "1×", "1½×", f"≥ {RELATIVE_MAX:g}×"]
+        return ColourScale(
+            kind, RELATIVE_COLORSCALE, [(0.0, top)] * P, [t / n for t in ticks], texts
+        )
+    if kind == "contrast" and m.size:
+        peaks = np.nan_to_num(m.reshape(P, -1).max(-1), nan=1.0)  # (P,)
+        limits = [(0.0, float(p) if p > 0 else 1.0) for p in peaks]
+        top = limits[0][1]
+        return ColourScale(kind, COLORSCALE, limits, [0.0, top / 2, top], ["0", "50 %", "100 %"])
+    if kind not in SCALES:
+        raise ValueError(f"unknown colour scale {kind!r}; choose one of {', '.join(SCALES)}")
+    step = (zmax - zmin) / 4
+    ticks = [zmin + i * step for i in range(5)]
+    return ColourScale("absolute", COLORSCALE, [(zmin, zmax)] * P, ticks, [f"{t:g}" for t in ticks])
 
 
 def _heatmap_trace(
-    z: np.ndarray, labels: list[str], name: str, axis: str, *, text: bool
+    z: np.ndarray, labels: list[str], name: str, axis: str, coloraxis: str, *, text: bool
 ) -> dict[str, Any]:
-    """One panel as a heatmap trace on axes x{axis}/y{axis}, coloured by the shared axis.
+    """One panel as a heatmap trace on axes x{axis}/y{axis}, coloured by `coloraxis`.
 
     `labels` and `name` are already escaped (`literal`): they go to Plotly as they are.
     """
@@ -119,7 +173,7 @@ def _heatmap_trace(
         "name": name,
         "xaxis": f"x{axis}",
         "yaxis": f"y{axis}",
-        "coloraxis": "coloraxis",
+        "coloraxis": coloraxis,
         "hovertemplate": "%{y} → %{x}: %{z:.3f}<extra>" + name + "</extra>",
         # no gaps: Plotly then paints one pixel per cell and lets the browser scale it
         # (its fast path); with gaps it fills one rectangle per cell
@@ -150,23 +204,39 @@ def _image_trace(
     }
 
 
+def _picture_ticks(layout: PanelLayout) -> dict[str, Any]:
+    """A picture panel's axis (numeric, 0 … n-1): token indices, as many as fit."""
+    plan = layout.ticks
+    if not plan.shown:
+        return dict(NO_TICKS)
+    return {
+        "showticklabels": True,
+        "tickmode": "auto",
+        "nticks": max(2, math.ceil(plan.n / plan.step)),
+        "tickfont": {"size": plan.font_px},
+        "tickangle": 0,
+    }
+
+
 def plot_heads(
     grid: HeadGrid,
     *,
+    scale: str = "absolute",
     zmin: float = 0.0,
     zmax: float = 1.0,
-    colorscale: str = COLORSCALE,
+    colorscale: str | None = None,
     colorbar_title: str = "",
     cols: int | None = None,
     panel_px: int | None = None,
     exact: Sequence[int] = (0,),
 ) -> go.Figure:
-    """One heatmap per panel in a grid, square cells, one shared colour bar (zmin…zmax).
+    """One heatmap per panel in a grid, square cells, colours by `scale` (see `colour_scale`).
 
-    Built for speed in the browser, which redraws it on every rerun: axis margins are
-    computed here instead of by Plotly's automargin (which measures every tick label and
-    redraws), queries are labelled left of the first column and keys under the lowest panel
-    of each column only, and beyond TICKS_MAX tokens no tick labels are drawn (hover tells).
+    Layout and labels follow the one rule of `figures.layout` (panels per row, panel size,
+    which tokens are labelled, font, angle, numbers in cells). Built for speed in the
+    browser, which redraws it on every rerun: axis margins are computed there instead of
+    by Plotly's automargin (which measures every tick label and redraws), queries are
+    labelled left of the first column and keys under the lowest panel of each column only.
 
     A grid of more than IMAGE_CELLS cells draws its panels as pictures (same colours;
     hover gives the query and key indices), except the panels listed in `exact`, which stay
@@ -178,39 +248,28 @@ def plot_heads(
     P, n = grid.matrices.shape[0], len(grid.labels)
     if P == 0 or n == 0:
         return go.Figure(layout={"height": 120})
-    cols = max(1, min(cols or _columns(P, n), P))
-    rows = math.ceil(P / cols)
-    text = n <= CELL_TEXT_MAX
-    show_ticks = n <= TICKS_MAX
-    labels = list(grid.labels)  # raw: cut and measured as the student typed them
-    categories = literals(labels)  # what Plotly gets: shown literally
+    plan = panel_layout(grid.labels, P, cols=cols, panel_px=panel_px)
+    cols, rows, panel, ticks = plan.cols, plan.rows, plan.panel_px, plan.ticks
+    colours = colour_scale(scale, grid.matrices, zmin=zmin, zmax=zmax)
+    colorscale = colorscale or colours.colorscale
+    categories = literals(grid.labels)  # what Plotly gets: shown literally
     names = literals(grid.titles)
     pictures = n * n * P > IMAGE_CELLS
     palette = sampled_palette(colorscale) if pictures else None
+    x_ticks, y_ticks = axis_ticks(ticks, categories, "x"), axis_ticks(ticks, categories, "y")
 
     # --- room for labels and titles, in pixels -------------------------------------------
-    tick_text = [_short(label) for label in labels]
-    # explicit tick texts only when a label had to be cut: else the categories are the texts
-    ticks: dict[str, Any] = {"showticklabels": True}
-    if tick_text != labels:
-        ticks.update(tickmode="array", tickvals=categories, ticktext=literals(tick_text))
-    widest = max(_text_px(t, TICK_FONT_PX) for t in tick_text) if show_ticks else 0.0
-    angle = -45 if n > 6 else 0
-    y_labels_px = math.ceil(widest) + 8 if show_ticks else 0
-    if not show_ticks:
-        x_band_px = 8
-    elif angle:
-        x_band_px = math.ceil(widest * math.sin(math.radians(-angle))) + TICK_FONT_PX + 8
-    else:
-        x_band_px = TICK_FONT_PX + 12
+    y_labels_px = ticks.margin_px if ticks.shown else 0
+    if pictures and 0 not in exact:
+        y_labels_px = 8 + math.ceil(len(str(n)) * 0.62 * ticks.font_px) if ticks.shown else 0
+    x_band_px = ticks.band_px
     title_px = TITLE_PX if any(names) else 6
-    panel = panel_px or min(380, NOMINAL_WIDTH_PX // cols)
 
     # keys are labelled under the lowest panel of each column only, queries left of the
     # first column only: a labelled axis is the expensive part of drawing a panel (Plotly
     # measures each of its labels), and every panel of a column shares the same keys
     def keys_shown(p: int) -> bool:
-        return show_ticks and p + cols >= P
+        return ticks.shown and p + cols >= P
 
     tops: list[int] = []  # pixels from the top of the plot area to each row's panels
     y_px = 0
@@ -229,15 +288,25 @@ def plot_heads(
     traces: list[dict[str, Any]] = []
     layout: dict[str, Any] = {}
     titles: list[dict[str, Any]] = []
+    axis_of = (
+        (lambda p: "coloraxis")
+        if colours.shared
+        else (lambda p: "coloraxis" if p == 0 else f"coloraxis{p + 1}")
+    )
     for p in range(P):
         r, c = divmod(p, cols)
         axis = "" if p == 0 else str(p + 1)
         picture = pictures and p not in exact
         name = names[p]
+        lo, hi = colours.limits[p]
         if picture:
-            traces.append(_image_trace(grid.matrices[p], palette, name, axis, zmin=zmin, zmax=zmax))
+            traces.append(_image_trace(grid.matrices[p], palette, name, axis, zmin=lo, zmax=hi))
         else:
-            traces.append(_heatmap_trace(grid.matrices[p], categories, name, axis, text=text))
+            traces.append(
+                _heatmap_trace(
+                    grid.matrices[p], categories, name, axis, axis_of(p), text=plan.cell_numbers
+                )
+            )
         x0 = c * (col_w + gap)
         top = 1 - tops[r] / y_px
         bottom = 1 - (tops[r] + panel) / y_px
@@ -246,21 +315,23 @@ def plot_heads(
             "type": "linear" if picture else "category",
             "range": [-0.5, n - 0.5],
             "automargin": False,
-            "tickfont": {"size": TICK_FONT_PX},
             "showgrid": False,
             "zeroline": False,
             "constrain": "domain",
         }
+        if picture:
+            x_shown = y_shown = _picture_ticks(plan)
+        else:
+            x_shown, y_shown = x_ticks, y_ticks
         layout[f"xaxis{axis}"] = {
             **common,
-            **(ticks if keys_shown(p) and not picture else NO_TICKS),
+            **(x_shown if keys_shown(p) else NO_TICKS),
             "domain": [x0, x0 + col_w],
             "anchor": f"y{axis}",
-            "tickangle": angle,
         }
         layout[f"yaxis{axis}"] = {
             **common,
-            **(ticks if show_ticks and c == 0 and not picture else NO_TICKS),
+            **(y_shown if ticks.shown and c == 0 else NO_TICKS),
             "range": [n - 0.5, -0.5],  # query 0 on top, as in a matrix
             "domain": [max(0.0, bottom), min(1.0, top)],
             "anchor": f"x{axis}",
@@ -283,24 +354,36 @@ def plot_heads(
             )
     if not any(t["type"] == "heatmap" for t in traces):
         # pictures only: an empty scatter on the shared colour axis keeps the colour bar
+        lo, hi = colours.limits[0]
         traces.append(
             {
                 "type": "scatter",
                 "x": [None, None],
                 "y": [None, None],
                 "mode": "markers",
-                "marker": {"color": [zmin, zmax], "coloraxis": "coloraxis"},
+                "marker": {"color": [lo, hi], "coloraxis": "coloraxis"},
                 "hoverinfo": "skip",
                 "showlegend": False,
             }
         )
-    layout.update(
-        coloraxis={
+    colour_axes: dict[str, Any] = {}
+    for p in range(1 if colours.shared else P):
+        lo, hi = colours.limits[p]
+        colour_axes["coloraxis" if p == 0 else f"coloraxis{p + 1}"] = {
             "colorscale": colorscale,
-            "cmin": zmin,
-            "cmax": zmax,
-            "colorbar": {"title": {"text": literal(colorbar_title)}, "thickness": 14},
-        },
+            "cmin": lo,
+            "cmax": hi,
+            "showscale": p == 0,
+        }
+    colour_axes["coloraxis"]["colorbar"] = {
+        "title": {"text": literal(colorbar_title)},
+        "thickness": 14,
+        "tickmode": "array",
+        "tickvals": colours.tickvals,
+        "ticktext": colours.ticktext,
+    }
+    layout.update(
+        **colour_axes,
         annotations=titles,
         height=height,
         margin=margin,
@@ -322,9 +405,13 @@ def plot_matrix(
     zmax: float | None = None,
     text: bool | None = None,
     height: int | None = None,
+    width_px: float = NOMINAL_WIDTH_PX,
 ) -> go.Figure:
     """Any labelled matrix (Q, K, V, scores, differences) as one heatmap; rows top-down.
 
+    Labelled by the rule of `figures.layout` for a chart `width_px` wide: tick labels that
+    fit, numbers in the cells only where a cell holds them (`text=None`; hover keeps them),
+    and a matrix of tokens against the same tokens (n × n) drawn with square cells.
     Labels and title are drawn literally (escaped once here).
     """
     shown_title = literal(title)
@@ -332,22 +419,39 @@ def plot_matrix(
     if m.ndim != 2 or m.size == 0:
         return go.Figure(layout={"height": 120, "title": {"text": shown_title}})
     rows, cols = m.shape
-    show_text = (rows <= CELL_TEXT_MAX and cols <= 16) if text is None else text
-    return matrix_figure(
+    square = rows == cols and list(row_labels) == list(col_labels)
+    top_px = 60 if title else 30
+    y_margin = tick_plan(row_labels, 28.0 * rows).margin_px
+    plot_w = max(60.0, width_px - y_margin - COLORBAR_PX)
+    cell_w = plot_w / cols
+    if square:
+        cell_h = cell_w = min(cell_w, (MATRIX_MAX_PX - top_px) / rows)
+    else:
+        cell_h = (min(640, max(220, 40 + 28 * rows)) - top_px - 10) / rows
+    x_plan = tick_plan(col_labels, cell_w * cols)
+    y_plan = tick_plan(row_labels, cell_h * rows)
+    if height is None:
+        height = int(top_px + x_plan.band_px + cell_h * rows + 10) if square else None
+        height = height or max(220, min(640, 40 + 28 * rows))
+    show_text = (cell_w >= CELL_NUMBER_PX and cell_h >= 16) if text is None else text
+    fig = matrix_figure(
         m,
         literals(col_labels),
         literals(row_labels),
         title=shown_title,
-        height=height or max(220, min(640, 40 + 28 * rows)),
-        top_px=60 if title else 30,
+        height=height,
+        top_px=top_px + (x_plan.band_px if x_plan.shown else 0),
         cell_text="%{z:.2f}" if show_text else None,
-        axes={"square": False, "top": True},
+        axes={"square": square, "top": True},
         colorscale=colorscale,
         zmid=zmid if zmin is None and zmax is None else None,
         zmin=zmin,
         zmax=zmax,
         hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>",
     )
+    fig.update_xaxes(**axis_ticks(x_plan, literals(col_labels), "x"))
+    fig.update_yaxes(**axis_ticks(y_plan, literals(row_labels), "y"))
+    return fig
 
 
 def matrix_figure(

@@ -1,0 +1,236 @@
+"""The one rule for how token matrices are laid out and labelled, at every n from 2 to 512.
+
+Every heatmap builder (`figures.heads.plot_heads` for grids of heads, `figures.heads.
+matrix_figure` for a single matrix) asks here: how many panels in a row, how large, which
+tokens get a tick label, at what font size and angle, and whether the cells are large enough
+to hold their numbers. The rule works from the space a label needs, measured in pixels:
+
+- A tick label occupies one line of text across the axis: `LABEL_PITCH` × its font size
+  (Noto Sans CJK's line box is ≈ 1.45 em, so 1.6 em leaves a pixel or two between labels,
+  rotated or not). An axis of `length` pixels holds `length / pitch` labels; with more
+  tokens than that, only every `step`-th token is labelled.
+- The font is the largest of `FONT_PX` that reaches the smallest step any of them reaches.
+- Column labels lie flat when the widest one fits between two labelled ticks; otherwise
+  they stand upright (-90°), where their width along the axis is one line, as for rows.
+- With a step of 2, rows label the even tokens and columns the odd ones, so every token is
+  labelled on one axis. With a larger step Plotly chooses the labelled ticks itself
+  (`nticks`), so zooming in brings the labels of the zoomed tokens; hover always names them.
+- Panels: as many in a row (at most `MAX_COLUMNS`) as keep a cell `MIN_CELL_PX` wide in
+  `width_px`; when not even two do, two in a row (one when there is one). So the panels get
+  fewer and larger as n grows.
+- Numbers are written into cells only when a cell is `CELL_NUMBER_PX` wide ("0.00" in
+  10 px type); hover keeps them.
+
+Pure Python: `labels` come raw (as typed); the caller escapes them for Plotly.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "CELL_NUMBER_PX",
+    "FONT_PX",
+    "LABEL_CHARS_MAX",
+    "LABEL_PITCH",
+    "MAX_COLUMNS",
+    "MIN_CELL_PX",
+    "NOMINAL_WIDTH_PX",
+    "PanelLayout",
+    "TickPlan",
+    "axis_ticks",
+    "labelled",
+    "panel_layout",
+    "short_label",
+    "text_px",
+    "tick_plan",
+]
+
+NOMINAL_WIDTH_PX = 860  # the main column of the wide layout at 1400 px (measured in Chromium)
+MAX_COLUMNS = 4
+MIN_CELL_PX = 12.0  # a cell narrower than this is hard to point at
+PANEL_MAX_PX = 600  # one panel alone is not drawn larger than this
+PANEL_MIN_PX = 200  # nor a panel of a few tokens smaller than this (when there is room) ...
+PANEL_PX_PER_TOKEN = 48  # ... or larger than this per token
+FONT_PX = (12, 11, 10, 9)  # tick label sizes, largest first
+LABEL_PITCH = 1.6  # one tick label needs this many font sizes along its axis
+CELL_NUMBER_PX = 30.0  # a cell this wide holds "0.00" in 10 px type
+LABEL_CHARS_MAX = 12  # tick labels are cut to this many characters (hover shows them whole)
+GAP_FRACTION = 0.02  # between panels of a row, as a fraction of the plot width
+
+
+def text_px(text: str, font_px: float) -> float:
+    """Rough rendered width of `text`: CJK and other wide characters 1 em, the rest 0.62 em."""
+    return sum(font_px if unicodedata.east_asian_width(c) in "WF" else 0.62 * font_px for c in text)
+
+
+def short_label(label: str, limit: int = LABEL_CHARS_MAX) -> str:
+    """A tick label cut to `limit` characters (hover still shows the whole `index:token`).
+
+    Takes the raw text: cut before escaping, so an entity such as `&lt;` is never cut in half.
+    """
+    return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class TickPlan:
+    """Which tokens of an axis of `length_px` pixels carry a label, and how they look."""
+
+    n: int
+    font_px: int  # 0: no labels at all (not even one fits)
+    step: int  # every step-th token is labelled (1: all)
+    angle: int  # column labels: 0 (flat) or -90 (upright)
+    texts: list[str]  # every token's label, cut to LABEL_CHARS_MAX (raw text)
+    widest_px: float  # the widest cut label at font_px
+
+    @property
+    def shown(self) -> bool:
+        return self.font_px > 0
+
+    @property
+    def band_px(self) -> int:
+        """Room the column labels need under the panel."""
+        if not self.shown:
+            return 8
+        if self.angle:
+            return math.ceil(self.widest_px) + 10
+        return math.ceil(self.font_px * 1.5) + 8
+
+    @property
+    def margin_px(self) -> int:
+        """Room the row labels need left of the panel."""
+        return math.ceil(self.widest_px) + 8 if self.shown else 0
+
+
+def tick_plan(labels: Sequence[str], length_px: float) -> TickPlan:
+    """The labelling of `labels` along an axis `length_px` long (see the module's rule)."""
+    n = len(labels)
+    texts = [short_label(label) for label in labels]
+    best: tuple[int, int] | None = None  # (step, font)
+    for font in sorted(FONT_PX):  # smallest font first: it reaches the smallest step
+        capacity = math.floor(length_px / (LABEL_PITCH * font))
+        if capacity < 1 or n == 0:
+            continue
+        step = max(1, math.ceil(n / capacity))
+        if best is None or step <= best[0]:
+            best = (step, font)
+    if best is None:
+        return TickPlan(n, 0, n or 1, 0, texts, 0.0)
+    step, font = best
+    widest = max((text_px(t, font) for t in texts), default=0.0)
+    spacing = step * length_px / max(n, 1)  # pixels between two labelled ticks
+    angle = 0 if widest + 4 <= spacing else -90
+    return TickPlan(n, font, step, angle, texts, widest)
+
+
+def labelled(plan: TickPlan, axis: str) -> list[int]:
+    """The token indices that carry a label on `axis` ("x" columns, "y" rows).
+
+    Step 2: rows the even tokens, columns the odd ones (every token named once). A larger
+    step: every step-th from 0 on both axes (Plotly's own choice at this zoom, see
+    `axis_ticks`).
+    """
+    if not plan.shown:
+        return []
+    start = 1 if plan.step == 2 and axis == "x" and plan.n > 1 else 0
+    return list(range(start, plan.n, plan.step))
+
+
+def axis_ticks(plan: TickPlan, categories: Sequence[str], axis: str) -> dict[str, Any]:
+    """Plotly axis properties for `plan`; `categories` are the axis' escaped categories.
+
+    Up to step 2 the ticks are listed (`tickvals`/`ticktext`, cut labels escaped by the
+    caller's `escape`); beyond, Plotly picks `nticks` of them, so zooming in labels more
+    tokens, and labels that had to be cut are renamed with `labelalias`.
+    """
+    if not plan.shown:
+        return {"showticklabels": False, "ticks": ""}
+    props: dict[str, Any] = {"showticklabels": True, "tickfont": {"size": plan.font_px}}
+    if axis == "x":
+        props["tickangle"] = plan.angle
+    if plan.step <= 2:
+        picked = labelled(plan, axis)
+        props.update(
+            tickmode="array",
+            tickvals=[categories[i] for i in picked],
+            ticktext=[_escape(plan.texts[i]) for i in picked],
+        )
+    else:
+        props.update(tickmode="auto", nticks=math.ceil(plan.n / plan.step))
+        alias = {
+            categories[i]: _escape(plan.texts[i])
+            for i in range(plan.n)
+            if plan.texts[i] != _unescape(categories[i])
+        }
+        if alias:
+            props["labelalias"] = alias
+    return props
+
+
+def _escape(text: str) -> str:
+    from attention_core.figures.text import literal
+
+    return literal(text)
+
+
+def _unescape(text: str) -> str:
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+@dataclass(frozen=True)
+class PanelLayout:
+    """A grid of `panels` square n × n panels: `cols` in a row, `panel_px` a side."""
+
+    cols: int
+    rows: int
+    panel_px: int
+    ticks: TickPlan  # the same for rows and columns: all panels show the same tokens
+    cell_numbers: bool  # write each weight into its cell
+
+    @property
+    def cell_px(self) -> float:
+        return self.panel_px / max(self.ticks.n, 1)
+
+
+def _panel_px(cols: int, n: int, width_px: float, margin_px: float) -> int:
+    """A panel's side: its share of the width, but no larger than a few tokens need."""
+    room = (width_px - margin_px - 20) * (1 - GAP_FRACTION * (cols - 1)) / cols
+    return int(min(PANEL_MAX_PX, max(PANEL_MIN_PX, n * PANEL_PX_PER_TOKEN), room))
+
+
+def panel_layout(
+    labels: Sequence[str],
+    panels: int,
+    *,
+    width_px: float = NOMINAL_WIDTH_PX,
+    cols: int | None = None,
+    panel_px: int | None = None,
+) -> PanelLayout:
+    """How `panels` panels of len(labels) tokens are laid out in `width_px` pixels.
+
+    `cols` and `panel_px` override the rule (a page that wants two panels side by side).
+    """
+    n = len(labels)
+    panels = max(panels, 1)
+    # the row labels' margin, at the largest font: an upper bound of what they will need
+    margin = math.ceil(max((text_px(short_label(x), FONT_PX[0]) for x in labels), default=0)) + 8
+    if cols is None:
+        cols = min(panels, 2)
+        for c in range(min(panels, MAX_COLUMNS), 0, -1):
+            if _panel_px(c, n, width_px, margin) / max(n, 1) >= MIN_CELL_PX:
+                cols = max(c, min(panels, 2))
+                break
+    cols = max(1, min(cols, panels))
+    size = panel_px or _panel_px(cols, n, width_px, margin)
+    ticks = tick_plan(labels, size)
+    return PanelLayout(
+        cols=cols,
+        rows=math.ceil(panels / cols),
+        panel_px=size,
+        ticks=ticks,
+        cell_numbers=n > 0 and size / n >= CELL_NUMBER_PX,
+    )
