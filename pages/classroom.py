@@ -242,6 +242,8 @@ def student_live(code: str, sid: str) -> None:
 
 def student_view(code: str) -> None:
     sid = str(st.query_params.get(STUDENT_PARAM, ""))
+    if sid != student_id():  # not a valid id (a hand-edited link): join afresh
+        sid = ""
     if sid and state.get("poll_joined") != code:
         # a known student whose tab reconnected (another replica, a reload): join again
         if store.join(code, sid) is not None:

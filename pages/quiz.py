@@ -13,6 +13,7 @@ from attention_core.figures.heads import CELL_TEXT_MAX
 from attention_core.figures.steps import plot_quiz_matrix
 from attention_core.quiz import QuizRound, new_round
 from ui.charts import show_chart
+from ui.classroom import push_to_class
 from ui.common import (
     analysis_or_stop,
     choose,
@@ -22,6 +23,7 @@ from ui.common import (
     token_chips,
     tr,
 )
+from ui.presenter import arrow_keys
 
 state = st.session_state
 DEFAULTS = {"quiz_score": 0, "quiz_answered": 0, "quiz_round_no": 0, "quiz_revealed": False}
@@ -117,6 +119,8 @@ submit_col.button(
 next_col.button(tr("quiz_next"), key="quiz_next", on_click=_next_round)
 if state.pop("quiz_no_pick", False):
     st.warning(tr("quiz_pick_first"))
+push_to_class(quiz, analysis)  # a teacher with an open class: send it to the phones
+arrow_keys(right=("quiz_next",))  # presenter mode: → is "next question"
 
 # --- the answer: only after the guess ------------------------------------------------------
 if revealed:

@@ -21,6 +21,7 @@ from attention_core.figures.steps import (
 from attention_core.settings import parse_step
 from ui.charts import show_chart
 from ui.common import analysis_or_stop, choose, current_settings, entry_guard, md_escape, tr
+from ui.presenter import arrow_keys
 
 SINGLE_STEPS = ("project", "scores", "scale", "softmax", "mix")
 MULTI_STEPS = ("project", "split", "scores", "scale", "softmax", "mix", "concat", "out")
@@ -329,3 +330,4 @@ else:
     show(step)
     if steps[step - 1] in ROW_STEPS:
         query_bars()
+    arrow_keys(right=("steps_next",), left=("steps_prev",))  # presenter mode: ← / → slides

@@ -199,6 +199,7 @@ def presenter_mode(page: Any | None = None) -> None:
     st.html(_CSS)
     with st.container(key="presenter_corner"):
         link = share_link(page)
+        state["_presenter_link"] = link  # what the QR code says (tests read it)
         st.image(qr_png(link), caption=tr("presenter_qr_caption"))
         st.button(
             tr("presenter_leave"),

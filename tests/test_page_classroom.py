@@ -1,0 +1,172 @@
+"""The Classroom page with AppTest: a teacher and several students, each its own session,
+sharing one SQLite store (a file of the test's own), as replicas would.
+
+References: the store is read back through a second SQLiteStore on the same file; the
+histogram is compared with a Counter of what the students tapped; the revealed answer with
+numpy's argmax of the head's row from `pipeline.analyze`; a hostile name with `md_escape`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention_core.i18n import t
+from attention_core.pipeline import analyze
+from attention_core.poll import SQLiteStore
+from attention_core.settings import Settings
+from tests.apptest_helpers import chart, decode, md_unescape, open_after_first_run, texts
+from ui.common import md_escape
+
+PAGE = "pages/classroom.py"
+HOSTILE = "<img src=x onerror=alert(1)>**bold**"
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "poll.sqlite3"
+    monkeypatch.setenv("ATTENTION_POLL_DB", str(path))
+    monkeypatch.delenv("ATTENTION_POLL_REDIS_URL", raising=False)
+    return path
+
+
+def _teacher(**state: object) -> tuple[AppTest, str]:
+    at = open_after_first_run(PAGE, **state)
+    at.button(key="poll_open").click().run()
+    assert not at.exception, at.exception
+    code = at.session_state["poll_teacher"][0]
+    return at, code
+
+
+def _student(code: str, name: str = "", lang: str = "en") -> AppTest:
+    at = open_after_first_run(PAGE, {"class": code}, lang=lang)
+    at.text_input(key="poll_join_name").input(name).run()
+    at.button(key="poll_join").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _answer_buttons(at: AppTest) -> list[str]:
+    return [b.key for b in at.button if b.key and b.key.startswith("poll_answer_")]
+
+
+def test_a_teacher_opens_a_class_with_a_big_code_a_qr_code_and_a_join_link(db: Path) -> None:
+    at, code = _teacher()
+    assert f"# {code}" in [m.value for m in at.markdown]
+    assert len(at.get("image")) == 1  # the QR code
+    (link,) = [c.value for c in at.code]
+    assert link.endswith(f"?class={code}&lang=en")
+    info = SQLiteStore(db).info(code)
+    assert info is not None and info.open and info.students == 0
+
+
+def test_a_poll_counts_each_student_once_shows_the_histogram_and_reveals(db: Path) -> None:
+    teacher, code = _teacher()
+    teacher.button(key="poll_push").click().run()
+    assert not teacher.exception
+    question = SQLiteStore(db).info(code).question
+    assert question is not None and question.number == 1
+    taps = {"Ann": 0, HOSTILE: 2, "Chen 陳": 2}
+    students = {}
+    for name, choice in taps.items():
+        student = _student(code, name)
+        assert len(_answer_buttons(student)) == len(question.options)
+        student.button(key=f"poll_answer_1_{choice}").click().run()
+        assert not student.exception
+        assert _answer_buttons(student) == []  # answered: no more buttons
+        shown = md_unescape(texts(student))
+        assert t("poll_your_answer", "en", mine=question.options[choice]) in shown
+        students[name] = student
+
+    # the same student again, as after a reconnect to another replica (same sid in the URL)
+    sid = students["Ann"].query_params["sid"]
+    sid = sid[0] if isinstance(sid, list) else sid
+    again = open_after_first_run(PAGE, {"class": code, "sid": sid})
+    assert _answer_buttons(again) == []
+    assert not SQLiteStore(db).answer(SQLiteStore(db).info(code).class_id, 1, sid, 1)
+
+    teacher.run()
+    bars = chart(teacher, "poll_histogram")["data"][0]
+    assert list(decode(bars["y"]).astype(int)) == [
+        Counter(taps.values())[j] for j in range(len(question.options))
+    ]
+    shown = texts(teacher)
+    assert md_escape(HOSTILE) in shown and HOSTILE not in shown  # the name stays text
+    assert t("poll_students", "en", n=3) in md_unescape(shown)
+
+    # the reveal: the answer is the key with the largest weight in that head's row
+    teacher.button(key="poll_reveal").click().run()
+    weights = analyze(Settings().model).weights  # (H, n, n) of the default sentence
+    row = weights[question.head, question.query]
+    assert int(np.argmax(row)) in question.answers
+    matrix = chart(teacher, "poll_matrix")["data"][0]
+    np.testing.assert_allclose(decode(matrix["z"]), weights[question.head], atol=1e-4)
+    for name, student in students.items():
+        student.run()
+        right = taps[name] in question.answers
+        kind = student.success if right else student.error
+        assert len(kind) == 1, name
+    assert teacher.button(key="poll_reveal").disabled  # revealed once
+
+
+def test_reset_and_close(db: Path) -> None:
+    teacher, code = _teacher()
+    teacher.button(key="poll_push").click().run()
+    student = _student(code, "Ann")
+    student.button(key="poll_answer_1_0").click().run()
+    teacher.button(key="poll_reset").click().run()
+    assert SQLiteStore(db).info(code).question is None
+    assert t("poll_no_question_teacher", "en") in texts(teacher)
+    student.run()
+    assert t("poll_wait", "en") in texts(student)
+    teacher.button(key="poll_close").click().run()
+    assert not teacher.exception
+    assert "poll_teacher" not in teacher.session_state
+    assert [b.key for b in teacher.button if b.key == "poll_open"] == ["poll_open"]
+    student.run()
+    assert md_unescape(t("poll_closed_student", "en", code=code)) in md_unescape(texts(student))
+    late = open_after_first_run(PAGE, {"class": code})
+    late.button(key="poll_join").click().run()
+    assert t("poll_no_class", "en", code=code) in md_unescape(texts(late))
+
+
+def test_bad_codes_get_a_message_not_a_traceback(db: Path) -> None:
+    at = open_after_first_run(PAGE, {"class": "<script>"})
+    assert t("poll_bad_code", "en") in texts(at)
+    at.text_input(key="poll_join_code").input("zz").run()
+    at.button(key="poll_join").click().run()
+    assert not at.exception
+    assert texts(at).count(t("poll_bad_code", "en")) >= 1
+
+
+def test_the_quiz_pushes_its_question_to_the_teachers_class(db: Path) -> None:
+    teacher, code = _teacher()
+    teacher.switch_page("pages/quiz.py")
+    teacher.run()
+    assert not teacher.exception
+    (button,) = [b for b in teacher.button if b.key == "poll_push_quiz"]
+    assert code in button.label
+    quiz = teacher.session_state["quiz_round"]
+    button.click().run()
+    question = SQLiteStore(db).info(code).question
+    assert (question.head, question.query, question.answers) == (
+        quiz.head,
+        quiz.query,
+        quiz.answers,
+    )
+    # a student's quiz page has no such button
+    student = open_after_first_run("pages/quiz.py")
+    assert not [b for b in student.button if b.key == "poll_push_quiz"]
+
+
+def test_a_student_in_chinese(db: Path) -> None:
+    teacher, code = _teacher()
+    teacher.button(key="poll_push").click().run()
+    student = _student(code, "小明", lang="zh-TW")
+    assert t("poll_tap", "zh-TW") in texts(student)
+    student.button(key="poll_answer_1_1").click().run()
+    assert "你的答案" in texts(student)
