@@ -188,6 +188,10 @@ PAGES = {
     ],
     tr("nav_models"): [
         st.Page("pages/pretrained.py", title=tr("page_pretrained"), icon=":material/neurology:"),
+        st.Page("pages/lens.py", title=tr("page_lens"), icon=":material/biotech:"),
+        st.Page(
+            "pages/minimal_pairs.py", title=tr("page_minimal_pairs"), icon=":material/difference:"
+        ),
     ],
 }
 page = st.navigation({section: pages for section, pages in PAGES.items() if pages})

@@ -24,6 +24,7 @@ Shape legend: L layers, H heads, n tokens, D head size, C model width, B batch.
 from __future__ import annotations
 
 import string
+import threading
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -44,14 +45,18 @@ __all__ = [
     "AblationResult",
     "HeadEffects",
     "NeuronView",
+    "RowChange",
     "Sinks",
     "ablate",
     "flow",
     "head_effects",
+    "is_causal",
     "neuron_view",
     "norm_weighted",
     "pool_to_words",
     "rollout",
+    "row_change",
+    "shared_tokens",
     "sinks",
     "value_norms",
 ]
@@ -239,6 +244,17 @@ def _hooks(handles: list[Any]) -> Iterator[None]:
             handle.remove()
 
 
+def _this_thread_only(hook: Callable[..., Any]) -> Callable[..., Any]:
+    """The app shares one model between sessions (threads): a hook registered by one
+    thread must leave the others' forward passes alone."""
+    owner = threading.get_ident()
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        return hook(*args, **kwargs) if threading.get_ident() == owner else None
+
+    return guarded
+
+
 def _inputs(loaded: LoadedModel, text: str, max_tokens: int) -> dict[str, torch.Tensor]:
     """`text` encoded exactly as pretrained.run_model encodes it, as (1, n) tensors."""
     import torch
@@ -269,7 +285,7 @@ def _layer_inputs(loaded: LoadedModel, text: str, max_tokens: int) -> list[torch
         return hook
 
     handles = [
-        layer.module.register_forward_pre_hook(keep(i), with_kwargs=True)
+        layer.module.register_forward_pre_hook(_this_thread_only(keep(i)), with_kwargs=True)
         for i, layer in enumerate(layers)
     ]
     with _hooks(handles), torch.no_grad():
@@ -358,6 +374,14 @@ class NeuronView:
         return e / e.sum()  # (n,)
 
 
+def is_causal(weights: np.ndarray) -> bool:
+    """True when no query attends to a later key in any head: (…, n, n) weights of a
+    decoder (GPT-like) model."""
+    w = np.asarray(weights)
+    n = w.shape[-1]
+    return n > 1 and not np.triu(w, k=1).any()
+
+
 def neuron_view(
     loaded: LoadedModel, text: str, layer: int, head: int, *, max_tokens: int = MAX_TOKENS
 ) -> NeuronView:
@@ -434,7 +458,8 @@ def _masked_forward(loaded: LoadedModel, inputs: dict[str, Any], masks: torch.Te
         return hook
 
     handles = [
-        layer.out_module.register_forward_pre_hook(knock_out(i)) for i, layer in enumerate(layers)
+        layer.out_module.register_forward_pre_hook(_this_thread_only(knock_out(i)))
+        for i, layer in enumerate(layers)
     ]
     batched = {k: v.expand(batch, -1) for k, v in inputs.items()}  # each (B, n)
     with _hooks(handles), torch.no_grad():
@@ -630,3 +655,64 @@ def pool_to_words(
     keys = w @ member  # (..., n, m): a key word's pieces summed
     pooled = np.einsum("nm,...nk->...mk", member, keys) / member.sum(axis=0)[:, None]  # (..., m, m)
     return labels, pooled
+
+
+# --- minimal pairs ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RowChange:
+    """How one token's row of attention changes between two sentences (a minimal pair).
+
+    `pairs` are the (position in A, position in B) of the tokens both share, matched in
+    order (difflib); `query` is the followed token's (position in A, position in B);
+    `change[l, h]` is the total variation ½ Σ |A − B| of its row over the shared keys;
+    `rows_a` / `rows_b` (L, H, s) are the two rows on those keys."""
+
+    pairs: list[tuple[int, int]]
+    query: tuple[int, int]
+    change: np.ndarray  # (L, H)
+    rows_a: np.ndarray  # (L, H, s)
+    rows_b: np.ndarray  # (L, H, s)
+
+    def ranking(self) -> list[tuple[int, int]]:
+        """(layer, head) pairs, largest change first."""
+        order = np.argsort(-self.change, axis=None, kind="stable")
+        return [tuple(int(v) for v in np.unravel_index(i, self.change.shape)) for i in order]
+
+
+def shared_tokens(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
+    """(i, j) with a[i] == b[j] for the tokens both sequences share, matched in order."""
+    from difflib import SequenceMatcher
+
+    matcher = SequenceMatcher(a=list(a), b=list(b), autojunk=False)
+    return [
+        (block.a + k, block.b + k)
+        for block in matcher.get_matching_blocks()
+        for k in range(block.size)
+    ]
+
+
+def row_change(
+    attentions_a: np.ndarray,
+    tokens_a: Sequence[str],
+    attentions_b: np.ndarray,
+    tokens_b: Sequence[str],
+    query: int,
+) -> RowChange | None:
+    """The change of token `query` (a position in A)'s row between A and B, per head; None
+    when that token has no counterpart in B. `attentions_*` (L, H, n_*, n_*)."""
+    a = np.asarray(attentions_a, dtype=np.float64)
+    b = np.asarray(attentions_b, dtype=np.float64)
+    if a.shape[:2] != b.shape[:2]:
+        raise ValueError(f"both sentences must come from one model: {a.shape} vs {b.shape}")
+    pairs = shared_tokens(tokens_a, tokens_b)
+    partner = dict(pairs).get(query)
+    if partner is None:
+        return None
+    cols_a = [i for i, _ in pairs]
+    cols_b = [j for _, j in pairs]
+    rows_a = a[:, :, query, cols_a]  # (L, H, s)
+    rows_b = b[:, :, partner, cols_b]  # (L, H, s)
+    change = 0.5 * np.abs(rows_a - rows_b).sum(axis=-1)  # (L, H)
+    return RowChange(pairs, (query, partner), change, rows_a, rows_b)

@@ -20,6 +20,7 @@ from attention_core.settings import ModelSettings
 if TYPE_CHECKING:
     import numpy as np
 
+    from attention_core.lens import AblationResult, HeadEffects, NeuronView
     from attention_core.masking import PaddedBatch
     from attention_core.pipeline import Analysis
     from attention_core.poll import PollStore
@@ -30,6 +31,11 @@ if TYPE_CHECKING:
 __all__ = [
     "cached_analysis",
     "import_ui_stack",
+    "lens_ablation",
+    "lens_flow",
+    "lens_head_effects",
+    "lens_neuron",
+    "lens_value_norms",
     "loaded_model",
     "padded_batch",
     "permutation_result",
@@ -166,3 +172,48 @@ def untrained_result(tokens: tuple[str, ...], model: ModelSettings) -> np.ndarra
     from attention_core.compare import untrained_attention
 
     return untrained_attention(list(tokens), model)
+
+
+# --- the engineer's lens (pages/lens.py, pages/minimal_pairs.py) ---------------------------
+# Keyed on the model's name and the text, like pretrained_result; each is computed from the
+# model that loaded_model shares.
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def lens_value_norms(name: str, text: str) -> np.ndarray:
+    """‖f_h(x_j)‖ of every head and token → (L, H, n) (attention_core.lens.value_norms)."""
+    from attention_core.lens import value_norms
+
+    return value_norms(loaded_model(name), text)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def lens_flow(name: str, text: str) -> np.ndarray:
+    """Attention flow (n, n) of the text; raises ValueError above lens.FLOW_MAX_TOKENS."""
+    from attention_core.lens import flow
+
+    return flow(pretrained_result(name, text).attentions)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def lens_neuron(name: str, text: str, layer: int, head: int) -> NeuronView:
+    """q and k of one head (attention_core.lens.neuron_view)."""
+    from attention_core.lens import neuron_view
+
+    return neuron_view(loaded_model(name), text, layer, head)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def lens_head_effects(name: str, text: str) -> HeadEffects:
+    """Every head knocked out alone (attention_core.lens.head_effects)."""
+    from attention_core.lens import head_effects
+
+    return head_effects(loaded_model(name), text)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def lens_ablation(name: str, text: str, heads: tuple[tuple[int, int], ...]) -> AblationResult:
+    """The output with `heads` knocked out together (attention_core.lens.ablate)."""
+    from attention_core.lens import ablate
+
+    return ablate(loaded_model(name), text, list(heads))

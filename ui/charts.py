@@ -9,8 +9,9 @@ changes only what changed: 0.22-0.31 s on the same machine and load.
 
 Offline: plotly.js is the copy that ships inside the `plotly` Python package, served by
 Streamlit's own component file route (a v1 component declared only to serve that folder)
-and loaded once per page. Hover, the toolbar, zoom and PNG export are Plotly's own; the
-toolbar speaks the interface's language (`attention_core.figures.toolbar.chart_config`).
+and loaded once per page. Hover, the toolbar, zoom and PNG export are Plotly's own; SVG
+export is a button added here (its tooltip from the catalog). The toolbar speaks the
+interface's language (`attention_core.figures.toolbar.chart_config`).
 
 The figure travels as Plotly JSON (`plotly.io.to_json`, numpy arrays as base64 typed
 arrays). Tests read it back from the component's data (tests/apptest_helpers.py).
@@ -29,7 +30,7 @@ import streamlit as st
 import streamlit.components.v1 as components_v1
 
 from attention_core.figures.style import TEMPLATE
-from attention_core.figures.toolbar import chart_config
+from attention_core.figures.toolbar import chart_config, svg_button
 from ui.common import lang
 
 if TYPE_CHECKING:
@@ -63,6 +64,25 @@ function plotlyLoaded(src) {
   return window.__studioPlotly;
 }
 
+// The SVG download button beside Plotly's PNG camera: a button's click is a function, which
+// JSON cannot carry, so it is built here from its tooltip and file name.
+function withSvgButton(Plotly, data) {
+  if (!data.svg) return data.config;
+  const button = {
+    name: "studioDownloadSvg",
+    title: data.svg.title,
+    icon: Plotly.Icons.disk,
+    click: (gd) =>
+      Plotly.downloadImage(gd, {
+        format: "svg",
+        filename: data.svg.filename,
+        width: gd._fullLayout.width,
+        height: gd._fullLayout.height,
+      }),
+  };
+  return { ...data.config, modeBarButtonsToAdd: [button] };
+}
+
 export default function (component) {
   const { data, parentElement } = component;
   let plot = parentElement.querySelector(":scope > .studio-chart");
@@ -72,9 +92,20 @@ export default function (component) {
     parentElement.appendChild(plot);
   }
   const figure = JSON.parse(data.figure);
+  // A click on a point is sent to Python (show_chart(..., clicks=True) returns it once).
+  plot.__studioSend = data.clicks ? (v) => component.setTriggerValue("click", v) : null;
   plot.__studioQueue = (plot.__studioQueue || Promise.resolve())
     .then(() => plotlyLoaded(data.plotly))
-    .then((Plotly) => Plotly.react(plot, figure.data, figure.layout, data.config))
+    .then((Plotly) => Plotly.react(plot, figure.data, figure.layout, withSvgButton(Plotly, data)))
+    .then(() => {
+      if (plot.__studioClicks) return;
+      plot.__studioClicks = true;
+      plot.on("plotly_click", (event) => {
+        const point = event.points && event.points[0];
+        if (!point || !plot.__studioSend) return;
+        plot.__studioSend({ x: point.x, y: point.y, curve: point.curveNumber });
+      });
+    })
     .catch((error) => console.error(error));
 }
 """
@@ -98,15 +129,26 @@ def show_chart(
     key: str,
     where: Any = st,
     filename: str | None = None,
-) -> None:
+    clicks: bool = False,
+) -> dict[str, Any] | None:
     """Draw `figure` under `key` (in `where`, a column or placeholder, when given); the
     same key on the next run updates the same chart in place. `filename` names the PNG
-    download; the toolbar speaks the interface's language."""
+    and SVG downloads; the toolbar speaks the interface's language. With `clicks`, a click
+    on a point reruns the script and this returns `{"x", "y", "curve"}` of that point on
+    that run (None on other runs)."""
     figure.update_layout(template=TEMPLATE)
     data = {
         "figure": plotly.io.to_json(figure, validate=False),
         "config": {**chart_config(lang(), filename=filename), "responsive": True},
         "plotly": _plotly_url(),
+        "svg": svg_button(lang(), filename=filename),
+        "clicks": clicks,
     }
+    events = {"on_click_change": _ignore} if clicks else {}
     with nullcontext() if where is st else where:
-        _chart(key=key, data=data)
+        result = _chart(key=key, data=data, **events)
+    return getattr(result, "click", None) if clicks else None
+
+
+def _ignore() -> None:
+    """A trigger needs a callback to be registered; the page reads the value itself."""

@@ -7,15 +7,22 @@ the chart's own `locales` are looked up before globally registered ones), so no 
 has to be registered in the page. The translations live in the one catalog,
 assets/i18n/plotly.toml: `en` is the string plotly.js looks up, `zh-TW` its translation
 (from plotly.js lib/locales/zh-tw.js).
+
+Besides Plotly's PNG camera, every chart gets a second download button for SVG (vector, for
+slides and papers). A button's `click` is a JavaScript function, which JSON cannot carry, so
+`svg_button` gives its plain description (tooltip, file name) and the chart component
+(ui/charts.py) builds the button around `Plotly.downloadImage(gd, {format: "svg"})`.
 """
 
 from __future__ import annotations
 
 from attention_core.i18n import DEFAULT_LANG, LANGS, catalog
 
-__all__ = ["PLOTLY_PREFIX", "chart_config", "plotly_locale"]
+__all__ = ["PLOTLY_PREFIX", "SVG_BUTTON_KEY", "chart_config", "plotly_locale", "svg_button"]
 
 PLOTLY_PREFIX = "plotly_"
+SVG_BUTTON_KEY = "chart_download_svg"  # its tooltip in the catalog (assets/i18n/lens.toml)
+_DEFAULT_FILENAME = "attention-studio-chart"
 _FORMAT_PREFIX = "plotly_format_"
 # plotly.js format key → catalog key; lists are stored space-separated in the catalog
 _FORMAT_LISTS = {
@@ -59,3 +66,10 @@ def chart_config(lang: str, *, filename: str | None = None) -> dict[str, object]
     if filename:
         config["toImageButtonOptions"] = {"filename": filename, "scale": 2}
     return config
+
+
+def svg_button(lang: str, *, filename: str | None = None) -> dict[str, str]:
+    """The SVG download button of a chart: `{"title": tooltip in lang, "filename": name}`
+    (the file name without extension; the chart's PNG name when it has one)."""
+    code = lang if lang in LANGS else DEFAULT_LANG
+    return {"title": catalog()[SVG_BUTTON_KEY][code], "filename": filename or _DEFAULT_FILENAME}

@@ -1,0 +1,369 @@
+"""Attention lens: the engineer's views of a real model, beyond raw weights.
+
+The sidebar's sentence through the model loaded on the Pretrained page (the packaged
+all-MiniLM-L6-v2 by default). One view at a time: maps (raw, rollout, flow, norm-weighted;
+every layer × head or one layer; pieces pooled to jieba words), BertViz's head view and
+neuron view, head ablation (click heads to knock them out), and attention sinks.
+The computing is in attention_core.lens; the caches in ui.cache.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from attention_core.compare import pretrained_labels
+from attention_core.figures.compare import model_view, plot_model_view, without_cramped_text
+from attention_core.figures.heads import head_grid, plot_heads
+from attention_core.figures.lens import (
+    head_view_data,
+    plot_effect_grid,
+    plot_effect_vs,
+    plot_neuron_view,
+    plot_sinks,
+)
+from attention_core.lens import (
+    FLOW_MAX_TOKENS,
+    SINK_KINDS,
+    is_causal,
+    pool_to_words,
+    rollout,
+    sinks,
+)
+from attention_core.stats import head_stats
+from ui.cache import (
+    lens_ablation,
+    lens_flow,
+    lens_head_effects,
+    lens_neuron,
+    lens_value_norms,
+)
+from ui.charts import show_chart
+from ui.common import choose, current_settings, entry_guard, md_escape, token_chips, tr
+from ui.headview import show_head_view
+from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop
+
+state = st.session_state
+VIEWS = ("maps", "head", "neuron", "ablation", "sinks")
+KINDS = ("raw", "rollout", "flow", "norm")
+SCOPES = ("grid", "layer")
+STATS = ("entropy", "cls", "special")
+KNOCKED = "lens_knocked"
+
+
+def _keep_in_range(key: str, size: int) -> None:
+    """An index kept from a longer sentence or a bigger model would be out of range."""
+    if not 0 <= state.get(key, 0) < size:
+        state[key] = 0
+
+
+def _head_key(layer: int, head: int) -> str:
+    return f"{layer}-{head}"
+
+
+def _head_pair(key: str) -> tuple[int, int]:
+    layer, head = key.split("-")
+    return int(layer), int(head)
+
+
+entry_guard()
+st.title(tr("lens_title"))
+st.caption(tr("lens_intro"))
+
+settings = current_settings()
+name = state.get(MODEL_STATE, "")  # the model last loaded on the Pretrained page
+model = model_or_stop(name)
+result = result_or_stop(name, settings.text)
+L, H, n = model.num_layers, model.num_heads, len(result.tokens)
+st.caption(tr("lens_model_info", model=md_escape(model_label(name)), layers=L, heads=H, n=n))
+token_chips(result.tokens)
+labels = pretrained_labels(result)
+layer_name = tr("compare_layer_name", l="{l}")
+head_name = tr("compare_head_name", i="{i}")
+
+view = choose(
+    st.segmented_control,
+    tr("lens_view_label"),
+    VIEWS,
+    key="lens_view",
+    default="maps",
+    format_func=lambda option: tr(f"lens_view_{option}"),
+    required=True,
+)
+view = view or "maps"
+_keep_in_range("lens_layer", L)
+_keep_in_range("lens_head", H)
+_keep_in_range("lens_query", n)
+_keep_in_range("lens_key", n)
+
+try:
+    if view == "maps":
+        c1, c2 = st.columns([3, 2])
+        kind = choose(
+            c1.segmented_control,
+            tr("lens_kind_label"),
+            KINDS,
+            key="lens_kind",
+            default="raw",
+            format_func=lambda option: tr(f"lens_kind_{option}"),
+            help=tr("lens_kind_help"),
+            required=True,
+        )
+        kind = kind or "raw"
+        has_offsets = any(b > a for a, b in result.offsets)
+        words = c2.toggle(
+            tr("lens_words_label"),
+            key="lens_words",
+            help=tr("lens_words_help"),
+            disabled=not has_offsets,
+        )
+        if words and not has_offsets:
+            st.info(tr("lens_words_unavailable"))
+        words = words and has_offsets
+
+        def pooled(weights: np.ndarray) -> tuple[list[str], np.ndarray]:
+            """(…, n, n) → (labels, (…, m, m)), pieces pooled to words when asked."""
+            if not words:
+                return labels, weights
+            names, out = pool_to_words(
+                weights, result.tokens, result.offsets, result.special, settings.text
+            )
+            return [f"{i}:{w}" for i, w in enumerate(names)], out.astype(np.float32)
+
+        if kind in ("raw", "norm"):
+            scope = choose(
+                st.segmented_control,
+                tr("lens_scope_label"),
+                SCOPES,
+                key="lens_scope",
+                default="grid",
+                format_func=lambda option: tr(f"lens_scope_{option}"),
+                required=True,
+            )
+            weights = result.attentions  # (L, H, n, n)
+            if kind == "norm":
+                norms = lens_value_norms(name.strip(), settings.text)  # (L, H, n)
+                weights = weights * norms[:, :, None, :]  # α_ij · ‖f_h(x_j)‖
+            shown_labels, shown = pooled(weights)
+            top = float(shown.max()) if shown.size else 1.0
+            if kind == "raw":
+                st.caption(tr("lens_raw_caption"))
+                top = 1.0
+            else:
+                st.caption(tr("lens_norm_caption", top=top))
+            bar = tr("lens_weight") if kind == "raw" else tr("lens_norm_unit")
+            if scope == "layer":
+                layer = choose(st.select_slider, tr("lens_layer_label"), range(L), key="lens_layer")
+                grid = head_grid(shown[layer], shown_labels, head_title=head_name)
+                figure = without_cramped_text(plot_heads(grid, zmax=top, colorbar_title=bar))
+                show_chart(figure, key="lens_map_chart", filename=f"lens-{kind}-layer{layer}")
+            else:
+                grid = model_view(shown, shown_labels, layer_title=layer_name, head_title=head_name)
+                show_chart(
+                    plot_model_view(grid, zmax=top, colorbar_title=bar),
+                    key="lens_map_chart",
+                    filename=f"lens-{kind}",
+                )
+        elif kind == "rollout":
+            st.caption(tr("lens_rollout_caption"))
+            shown_labels, shown = pooled(rollout(result.attentions))  # (L, m, m)
+            grid = head_grid(
+                shown.astype(np.float32), shown_labels, head_title=tr("lens_after_layer", i="{i}")
+            )
+            figure = without_cramped_text(plot_heads(grid, colorbar_title=tr("lens_weight")))
+            show_chart(figure, key="lens_map_chart", filename="lens-rollout")
+        else:  # flow
+            if n > FLOW_MAX_TOKENS:
+                st.info(tr("lens_flow_too_long", limit=FLOW_MAX_TOKENS, n=n))
+            else:
+                with st.spinner(tr("pretrained_running")):
+                    flows = lens_flow(name.strip(), settings.text)  # (n, n)
+                st.caption(tr("lens_flow_caption", n=n))
+                shown_labels, shown = pooled(flows)
+                grid = head_grid(
+                    shown[None].astype(np.float32),
+                    shown_labels,
+                    head_title=tr("lens_flow_title", layers=L),
+                )
+                figure = without_cramped_text(plot_heads(grid, colorbar_title=tr("lens_weight")))
+                show_chart(figure, key="lens_map_chart", filename="lens-flow")
+
+    elif view == "head":
+        layer = choose(st.select_slider, tr("lens_layer_label"), range(L), key="lens_layer")
+        st.caption(tr("lens_head_view_caption", layer=layer))
+        heads = [head_name.format(i=h) for h in range(H)]
+        spec = head_view_data(result.attentions[layer], result.tokens, heads)
+        show_head_view(spec, key="lens_head_view", filename=f"head-view-layer{layer}")
+
+    elif view == "neuron":
+        c1, c2, c3, c4 = st.columns(4)
+        layer = choose(c1.selectbox, tr("lens_layer_label"), range(L), key="lens_layer")
+        head = choose(c2.selectbox, tr("lens_head_label"), range(H), key="lens_head")
+        query = choose(
+            c3.selectbox,
+            tr("lens_query_label"),
+            range(n),
+            key="lens_query",
+            format_func=labels.__getitem__,
+        )
+        key = choose(
+            c4.selectbox,
+            tr("lens_key_label"),
+            range(n),
+            key="lens_key",
+            format_func=labels.__getitem__,
+        )
+        neuron = lens_neuron(name.strip(), settings.text, layer, head)
+        rebuilt = neuron.weights(query, causal=is_causal(result.attentions))
+        raw = neuron.raw_scores(query)[key]
+        st.caption(
+            tr(
+                "lens_neuron_caption",
+                query=md_escape(result.tokens[query]),
+                key=md_escape(result.tokens[key]),
+                layer=layer,
+                head=head,
+                scaling=neuron.scaling,
+            )
+        )
+        rows = tr("lens_neuron_rows", query=result.tokens[query], key=result.tokens[key])
+        title = tr("lens_neuron_title", raw=raw, scaled=raw * neuron.scaling, weight=rebuilt[key])
+        figure = plot_neuron_view(
+            neuron.q[query],
+            neuron.k[key],
+            rows=rows.split("|"),
+            title=title,
+            hover=tr("lens_neuron_hover") + "<extra></extra>",
+        )
+        show_chart(figure, key="lens_neuron_chart", filename=f"neuron-l{layer}-h{head}")
+        st.caption(
+            tr(
+                "lens_neuron_check",
+                model=float(result.attentions[layer, head, query, key]),
+                rebuilt=float(rebuilt[key]),
+            )
+        )
+
+    elif view == "ablation":
+        st.caption(tr("lens_ablation_caption"))
+        with st.spinner(tr("pretrained_running")):
+            effects = lens_head_effects(name.strip(), settings.text)
+        options = [_head_key(layer, head) for layer in range(L) for head in range(H)]
+        knocked_now = [k for k in state.get(KNOCKED, []) if k in options]
+        clicked = show_chart(
+            plot_effect_grid(
+                effects.pooled_distance,
+                [_head_pair(k) for k in knocked_now],
+                layer_title=layer_name,
+                head_title=head_name,
+                colorbar_title=tr("lens_ablation_effect"),
+            ),
+            key="lens_effect_chart",
+            filename="lens-ablation",
+            clicks=True,
+        )
+        if clicked and clicked.get("curve") == 0:  # a cell of the heatmap: toggle that head
+            layer = [layer_name.format(l=i) for i in range(L)].index(clicked["y"])
+            head = [head_name.format(i=i) for i in range(H)].index(clicked["x"])
+            picked = _head_key(layer, head)
+            knocked_now = [k for k in knocked_now if k != picked] + (
+                [] if picked in knocked_now else [picked]
+            )
+            state[KNOCKED] = knocked_now
+            st.rerun()  # redraw the grid with the new ✕ marks
+        knocked = choose(
+            st.multiselect,
+            tr("lens_knocked_label"),
+            options,
+            key=KNOCKED,
+            default=[],
+            format_func=lambda k: tr("lens_head_name", layer=k.split("-")[0], head=k.split("-")[1]),
+            help=tr("lens_knocked_help"),
+        )
+        pairs = tuple(_head_pair(k) for k in knocked)
+        outcome = lens_ablation(name.strip(), settings.text, pairs)
+        m1, m2 = st.columns(2)
+        m1.metric(tr("lens_ablation_pooled"), f"{outcome.pooled_distance:.4f}")
+        m2.metric(tr("lens_ablation_tokens"), f"{outcome.token_distance:.4f}")
+        if not pairs:
+            st.caption(tr("lens_ablation_none"))
+        top = effects.ranking()[:3]
+        st.caption(
+            tr(
+                "lens_ablation_top",
+                heads=", ".join(tr("lens_head_name", layer=a, head=b) for a, b in top),
+            )
+        )
+        stat = choose(
+            st.segmented_control,
+            tr("lens_stat_label"),
+            STATS,
+            key="lens_stat",
+            default="cls",
+            format_func=lambda option: tr(f"lens_stat_{option}"),
+            required=True,
+        )
+        a = result.attentions.astype(np.float64)
+        if stat == "entropy":
+            values = np.array([[s.entropy for s in head_stats(a[i])] for i in range(L)])
+        elif stat == "special":
+            values = a[..., np.asarray(result.special, dtype=bool)].sum(-1).mean(-1)
+        else:
+            values = a[..., 0].mean(-1)  # (L, H): mean attention on the first token
+        names = [tr("lens_head_name", layer=i, head=j) for i in range(L) for j in range(H)]
+        show_chart(
+            plot_effect_vs(
+                effects.pooled_distance,
+                values,
+                x_title=tr(f"lens_stat_{stat}"),
+                y_title=tr("lens_ablation_effect"),
+                names=names,
+            ),
+            key="lens_effect_vs_chart",
+            filename="lens-effect-vs",
+        )
+        st.caption(tr("lens_effect_vs_caption"))
+
+    else:  # sinks
+        norms = lens_value_norms(name.strip(), settings.text)  # (L, H, n)
+        found = sinks(result.attentions, norms, result.tokens, result.special)
+        kind = choose(
+            st.segmented_control,
+            tr("lens_sink_label"),
+            SINK_KINDS,
+            key="lens_sink",
+            default="cls",
+            format_func=lambda option: tr(f"lens_sink_{option}"),
+            required=True,
+        )
+        kind = kind or "cls"
+        kind_name = tr(f"lens_sink_{kind}")
+        if not found.present[kind]:
+            st.info(tr("lens_sink_absent"))
+        else:
+            st.caption(tr("lens_sinks_caption", kind=md_escape(kind_name)))
+            show_chart(
+                plot_sinks(
+                    found.mass[kind],
+                    layer_title=layer_name,
+                    head_title=head_name,
+                    colorbar_title=tr("lens_weight"),
+                    custom=found.norm[kind],
+                    hover=tr("lens_sinks_hover") + "<extra></extra>",
+                ),
+                key="lens_sinks_chart",
+                filename=f"lens-sinks-{kind}",
+            )
+            heavy = found.mass[kind] > 0.5
+            st.caption(
+                tr(
+                    "lens_sinks_norms",
+                    kind=md_escape(kind_name),
+                    sink=float(np.nanmean(found.norm[kind])),
+                    other=float(np.nanmean(found.other_norm)),
+                    count=int(heavy.sum()),
+                    total=L * H,
+                )
+            )
+except ValueError as error:  # a model this lens does not understand: say so, draw nothing
+    st.error(tr("lens_failed", error=md_escape(str(error))))
