@@ -430,10 +430,11 @@ class HeadEffects:
 
 
 def _cosine_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """1 − cos along the last axis."""
+    """1 − cos along the last axis, never below 0."""
     import torch
 
-    return 1.0 - torch.nn.functional.cosine_similarity(a.double(), b.double(), dim=-1)
+    cos = torch.nn.functional.cosine_similarity(a.double(), b.double(), dim=-1)
+    return (1.0 - cos).clamp_min(0.0)  # rounding can put cos of equal vectors a hair above 1
 
 
 def _masked_forward(loaded: LoadedModel, inputs: dict[str, Any], masks: torch.Tensor) -> Any:
