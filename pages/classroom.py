@@ -104,7 +104,7 @@ def _answer_names(question: Question) -> str:
 # --- the teacher's screen ---------------------------------------------------------------
 @st.fragment(run_every=TEACHER_REFRESH_S)
 def teacher_live(code: str) -> None:
-    info = store.info(code)
+    info = store.info(code, with_names=True)
     if info is None or not info.open:
         st.warning(tr("poll_class_gone"))
         return

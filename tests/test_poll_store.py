@@ -235,7 +235,11 @@ def test_reveal_reset_and_stale_questions(store: PollStore) -> None:
 def test_names_are_cleaned_but_kept_as_text(store: PollStore) -> None:
     code, _ = store.open_class()
     hostile = "<img src=x onerror=alert(1)>\u202e\n\tBob" + "x" * 100
-    info = store.join(code, _sid(), hostile)
+    student = _sid()
+    store.join(code, student, hostile)
+    store.join(code, student)  # again, after a reconnect: the name stays
+    info = store.info(code, with_names=True)
+    assert info.students == 1 and store.info(code).names == ()
     (name,) = info.names
     assert name.startswith("<img src=x onerror=alert(1)> Bob")  # text, escaped on screen
     assert len(name) == MAX_NAME and "\u202e" not in name and "\n" not in name

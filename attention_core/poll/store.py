@@ -150,8 +150,9 @@ class PollStore(ABC):
         """A new open class: (code, teacher key)."""
 
     @abstractmethod
-    def info(self, code: str) -> ClassInfo | None:
-        """The open class with `code` (or the latest closed one), None if there is none."""
+    def info(self, code: str, *, with_names: bool = False) -> ClassInfo | None:
+        """The open class with `code` (or the latest closed one), None if there is none;
+        the students' names only `with_names` (the teacher's screen; a phone needs none)."""
 
     @abstractmethod
     def join(self, code: str, student: str, name: str = "") -> ClassInfo | None:
@@ -278,7 +279,7 @@ class SQLiteStore(PollStore):
                 continue  # that code is taken by an open class
         raise PollError("no free class code; close some classes")
 
-    def _info(self, db: sqlite3.Connection, code: str) -> ClassInfo | None:
+    def _info(self, db: sqlite3.Connection, code: str, with_names: bool) -> ClassInfo | None:
         row = db.execute(
             "SELECT id, open, number, question, revealed FROM classes WHERE code = ? "
             "ORDER BY open DESC, created DESC LIMIT 1",
@@ -287,22 +288,29 @@ class SQLiteStore(PollStore):
         if row is None:
             return None
         class_id, is_open, _number, question, revealed = row
-        names = db.execute(
-            "SELECT name FROM students WHERE class_id = ? ORDER BY joined", (class_id,)
-        ).fetchall()
+        (students,) = db.execute(
+            "SELECT COUNT(*) FROM students WHERE class_id = ?", (class_id,)
+        ).fetchone()
+        names = (
+            db.execute(
+                "SELECT name FROM students WHERE class_id = ? ORDER BY joined", (class_id,)
+            ).fetchall()
+            if with_names
+            else []
+        )
         return ClassInfo(
             code=code,
             class_id=class_id,
             open=bool(is_open),
             question=Question.from_json(question) if question else None,
             revealed=bool(revealed),
-            students=len(names),
+            students=int(students),
             names=tuple(n for (n,) in names),
         )
 
-    def info(self, code: str) -> ClassInfo | None:
+    def info(self, code: str, *, with_names: bool = False) -> ClassInfo | None:
         code = normalise_code(code) or ""
-        return self._info(self._db(), code)
+        return self._info(self._db(), code, with_names)
 
     def join(self, code: str, student: str, name: str = "") -> ClassInfo | None:
         code, student, name = normalise_code(code) or "", self._check_student(student), name
@@ -314,7 +322,8 @@ class SQLiteStore(PollStore):
                 return None
             db.execute(
                 "INSERT INTO students (class_id, student, name, joined) VALUES (?,?,?,?) "
-                "ON CONFLICT (class_id, student) DO UPDATE SET name = excluded.name",
+                "ON CONFLICT (class_id, student) DO UPDATE SET name = "
+                "COALESCE(NULLIF(excluded.name, ''), students.name)",
                 (found[0], student, self._check_name(name), time.time()),
             )
         return self.info(code)
@@ -466,7 +475,7 @@ class RedisStore(PollStore):
                 return code, key
         raise PollError("no free class code; close some classes")
 
-    def info(self, code: str) -> ClassInfo | None:
+    def info(self, code: str, *, with_names: bool = False) -> ClassInfo | None:
         code = normalise_code(code) or ""
         class_id = self._class_id(code) or self.redis.get(f"poll:last:{code}")
         if not class_id:
@@ -474,16 +483,19 @@ class RedisStore(PollStore):
         meta = self.redis.hgetall(self._meta(class_id))
         if not meta:
             return None
-        students = self.redis.hgetall(self._meta(class_id) + ":students")
-        order = self.redis.zrange(self._meta(class_id) + ":joined", 0, -1)
+        names: tuple[str, ...] = ()
+        if with_names:
+            students = self.redis.hgetall(self._meta(class_id) + ":students")
+            order = self.redis.zrange(self._meta(class_id) + ":joined", 0, -1)
+            names = tuple(students.get(s, "") for s in order)
         return ClassInfo(
             code=code,
             class_id=class_id,
             open=meta.get("open") == "1",
             question=Question.from_json(meta["question"]) if meta.get("question") else None,
             revealed=meta.get("revealed") == "1",
-            students=len(students),
-            names=tuple(students.get(s, "") for s in order),
+            students=int(self.redis.hlen(self._meta(class_id) + ":students")),
+            names=names,
         )
 
     def join(self, code: str, student: str, name: str = "") -> ClassInfo | None:
@@ -492,7 +504,11 @@ class RedisStore(PollStore):
         if not class_id or self.redis.hget(self._meta(class_id), "open") != "1":
             return None
         pipe = self.redis.pipeline()
-        pipe.hset(self._meta(class_id) + ":students", student, self._check_name(name))
+        name = self._check_name(name)
+        if name:
+            pipe.hset(self._meta(class_id) + ":students", student, name)
+        else:  # joining again after a reconnect: keep the name given before
+            pipe.hsetnx(self._meta(class_id) + ":students", student, "")
         pipe.zadd(self._meta(class_id) + ":joined", {student: time.time()}, nx=True)
         pipe.execute()
         self._touch(class_id)
