@@ -1,4 +1,6 @@
-"""The landing page: the sentence's tokens, then every head's attention matrix."""
+"""The landing page: the sentence's tokens, every head's attention matrix in readable
+colours, why untrained attention is flat (in this sentence's numbers), one click to
+attention that means something, and what each head does."""
 
 from __future__ import annotations
 
@@ -7,19 +9,25 @@ from functools import partial
 import streamlit as st
 
 from attention_core.export import download_name, matrices_csv, matrices_json
-from attention_core.figures.heads import CELL_TEXT_MAX, IMAGE_CELLS, head_grid, plot_heads
-from attention_core.stats import head_stats
+from attention_core.figures.heads import IMAGE_CELLS, RELATIVE_MAX, head_grid, plot_heads
+from attention_core.figures.layout import panel_layout
+from attention_core.stats import BROAD_ENTROPY, PATTERN_MASS, flatness, head_patterns, head_stats
 from ui.charts import show_chart
 from ui.common import (
     analysis_or_stop,
     choose,
+    colour_scale_choice,
     current_settings,
     entry_guard,
+    forget,
     highlighted_text,
     md_escape,
+    preset,
     token_chips,
     tr,
 )
+
+FLAT_SPREAD = 1.0  # scores spread less than this (e^1 ≈ 2.7 ×): the weights are "flat"
 
 entry_guard()
 st.title(tr("heatmaps_title"))
@@ -47,7 +55,10 @@ if pick is not None and not analysis.tokens[pick].special:
     highlighted_text(analysis.text, token.start, token.end)
 
 # --- heads -------------------------------------------------------------------------------
-show_mean = st.toggle(tr("show_mean_label"), key="show_mean", disabled=heads == 1)
+scale_col, mean_col = st.columns([3, 1], vertical_alignment="bottom")
+with scale_col:
+    scale = colour_scale_choice()
+show_mean = mean_col.toggle(tr("show_mean_label"), key="show_mean", disabled=heads == 1)
 grid = head_grid(
     analysis.weights,
     labels,
@@ -76,26 +87,63 @@ if grid.matrices.size > IMAGE_CELLS:  # heads beyond one are sent as colour-mapp
         key="exact_head",
         default=0,
     )
-elif n > CELL_TEXT_MAX * 4:
+elif not panel_layout(labels, len(grid.titles)).cell_numbers:
     st.caption(tr("large_view_note", n=n))
+st.caption(tr(f"scale_caption_{scale}", n=n, uniform=1 / n, top=RELATIVE_MAX / n))
 show_chart(
-    plot_heads(grid, colorbar_title=tr("weight_label"), exact=(exact,)),
+    plot_heads(grid, scale=scale, colorbar_title=tr(f"scale_bar_{scale}"), exact=(exact,)),
     key="heads_chart",
     filename=download_name(settings.text, "png", prefix=tr("download_prefix")).removesuffix(".png"),
 )
 
+# --- why flat, and where meaning comes from ------------------------------------------------
+flat = flatness(analysis.weights)
+st.subheader(tr("flat_header"))
+numbers = {
+    "spread": flat.score_spread,
+    "factor": flat.factor,
+    "low": flat.low,
+    "high": flat.high,
+    "n": n,
+    "uniform": flat.uniform,
+}
+st.info(md_escape(tr("flat_why" if flat.score_spread < FLAT_SPREAD else "spread_why", **numbers)))
+
+st.subheader(tr("meaning_header"))
+st.caption(tr("meaning_intro"))
+to_pretrained, to_train, to_handmade = st.columns(3)
+if to_pretrained.button(
+    tr("meaning_pretrained"),
+    key="to_pretrained",
+    icon=":material/neurology:",
+    help=tr("meaning_pretrained_help"),
+    width="stretch",
+):
+    preset("pretrained_view", "contrast")  # its most focused head beside an untrained one
+    forget("pretrained_layer", "pretrained_head")  # so that page starts from that head
+    st.switch_page("pages/pretrained.py")
+to_train.page_link("pages/train.py", label=tr("meaning_train"), icon=":material/model_training:")
+to_handmade.page_link("pages/handmade.py", label=tr("meaning_handmade"), icon=":material/edit:")
+
 # --- what each head does ------------------------------------------------------------------
-st.subheader(tr("summary_header"), help=tr("summary_help"))
-for s in head_stats(analysis.weights):
+st.subheader(
+    tr("summary_header"), help=tr("summary_help", mass=PATTERN_MASS, broad=BROAD_ENTROPY)
+)
+for s, pattern in zip(head_stats(analysis.weights), head_patterns(analysis.weights), strict=True):
+    name = grid.titles[s.head]
     line = tr(
         "summary_line",
-        head=grid.titles[s.head],
+        head=name,
         entropy=s.entropy,
         max_weight=s.max_weight,
+        peak=s.peak,
         diagonal=s.diagonal,
         previous=s.previous,
         top=labels[s.top_key],
     )
+    plain = tr(f"pattern_{pattern[0]}", head=name, value=pattern[1]) if pattern else ""
+    plain = plain or tr("pattern_none", head=name)
+    st.markdown("**" + md_escape(plain) + "**")
     st.markdown(md_escape(line))
 
 # --- downloads: exactly what is shown (built only when clicked) ----------------------------

@@ -1,19 +1,34 @@
 """Quiz: one head's matrix hidden, the student guesses where a query looks, then it is revealed.
 
-The round (head, query, answer) is rebuilt on every rerun from the current weights, the
-sidebar seed and the round number (`attention_core.quiz.new_round`), so it always fits
-the sentence on screen; only the score, the round number and "revealed" are session state.
+Only decisive rounds are asked (the right key's weight at least DECISIVE_MARGIN above the
+runner-up's), drawn from heads that mean something: toy models trained on a task, the
+pretrained model's heads with a clear pattern on the sidebar sentence, and the sentence's
+untrained heads where one of their rows happens to be decisive. The sources are one list
+(`quiz_sources`); `attention_core.quiz.draw_round` rebuilds the round on every rerun from
+them, the sidebar seed and the round number, so it always fits what is on screen; only the
+score, the round number and "revealed" are session state. After a guess the row's scores
+are the clue.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
 from attention_core.figures.heads import CELL_TEXT_MAX
-from attention_core.figures.steps import plot_quiz_matrix
-from attention_core.quiz import QuizRound, new_round
+from attention_core.figures.steps import plot_quiz_matrix, plot_score_clue
+from attention_core.quiz import (
+    DECISIVE_MARGIN,
+    QuizRound,
+    QuizSource,
+    draw_round,
+    pattern_heads,
+    row_scores,
+)
+from attention_core.resources import minilm_dir
+from ui.cache import pretrained_result, trained_toy
 from ui.charts import show_chart
-from ui.classroom import push_to_class
 from ui.common import (
     analysis_or_stop,
     choose,
@@ -23,10 +38,57 @@ from ui.common import (
     token_chips,
     tr,
 )
-from ui.presenter import arrow_keys
+
+if TYPE_CHECKING:
+    import numpy as np
 
 state = st.session_state
 DEFAULTS = {"quiz_score": 0, "quiz_answered": 0, "quiz_round_no": 0, "quiz_revealed": False}
+KINDS = ("trained", "pretrained", "untrained")
+TOY_TASKS = ("previous", "reverse")  # tasks whose trained heads draw one clear pattern
+
+
+def quiz_sources(
+    kinds: list[str], text: str, weights: np.ndarray, labels: list[str]
+) -> list[QuizSource]:
+    """The attention the quiz asks about, one entry per source; a source that cannot be
+    built (no pretrained model installed) is left out with a caption."""
+    sources: list[QuizSource] = []
+    if "trained" in kinds:
+        for task in TOY_TASKS:
+            w, names = trained_toy(task)
+            sources.append(QuizSource(f"trained:{task}", w, names, [(0, h) for h in range(len(w))]))
+    if "pretrained" in kinds:
+        if minilm_dir() is None:
+            st.caption(tr("quiz_no_pretrained"))
+        else:
+            try:
+                result = pretrained_result("", text)
+            except Exception as error:  # a message, never a traceback
+                st.caption(tr("error_generic", error=type(error).__name__))
+            else:
+                from attention_core.compare import pretrained_labels
+
+                heads = pattern_heads(result.attentions)
+                if heads and len(result.tokens) >= 2:
+                    w = result.attentions[tuple(zip(*heads, strict=True))]  # (P, n, n)
+                    sources.append(QuizSource("pretrained", w, pretrained_labels(result), heads))
+    if "untrained" in kinds and len(labels) >= 2:
+        sources.append(
+            QuizSource("untrained", weights, labels, [(0, h) for h in range(len(weights))])
+        )
+    return sources
+
+
+def where(source: QuizSource, head: int) -> str:
+    """Which model and head a round comes from, in the interface's language."""
+    layer, number = source.heads[head]
+    if source.kind.startswith("trained:"):
+        task = source.kind.split(":", 1)[1]
+        return tr("quiz_from_trained", task=tr(f"quiz_task_{task}"), head=number)
+    if source.kind == "pretrained":
+        return tr("quiz_from_pretrained", layer=layer, head=number)
+    return tr("quiz_from_untrained", head=number)
 
 
 def _submit() -> None:
@@ -56,20 +118,31 @@ def _reset() -> None:
 
 entry_guard()
 st.title(tr("quiz_title"))
-st.markdown(md_escape(tr("quiz_intro")))
+st.markdown(md_escape(tr("quiz_intro", margin=DECISIVE_MARGIN)))
 
 settings = current_settings()
 analysis = analysis_or_stop(settings)
-labels = analysis.labels
-n = len(labels)
-if n < 2:
-    st.info(tr("quiz_need_two", n=n))
-    st.stop()
 
 for key, value in DEFAULTS.items():
     state.setdefault(key, value)
-# a new sentence or model mid-round: the old guess no longer refers to these tokens
-context = tuple(sorted((k, v) for k, v in settings.to_query_params().items() if k != "lang"))
+
+kinds = choose(
+    st.multiselect,
+    tr("quiz_sources_label"),
+    KINDS,
+    key="quiz_sources",
+    default=list(KINDS),
+    format_func=lambda kind: tr(f"quiz_source_{kind}"),
+    help=tr("quiz_sources_help", margin=DECISIVE_MARGIN),
+)
+with st.spinner(tr("quiz_preparing")):
+    sources = quiz_sources(kinds, analysis.text, analysis.weights, analysis.labels)
+
+# a new sentence, model or choice of sources mid-round: the old guess no longer fits
+context = (
+    tuple(sorted((k, v) for k, v in settings.to_query_params().items() if k != "lang")),
+    tuple(kinds),
+)
 if state.get("quiz_context") != context:
     if state.get("quiz_context") is not None:
         st.info(tr("quiz_settings_changed"))
@@ -79,8 +152,17 @@ if state.get("quiz_context") != context:
     # browser would keep showing it (a guess for a question never asked)
     state["quiz_guess"] = None
 
-quiz = new_round(analysis.weights, seed=settings.seed, round_index=state["quiz_round_no"])
+quiz = draw_round(sources, seed=settings.seed, round_index=state["quiz_round_no"])
+if quiz is None:
+    st.info(tr("quiz_no_rounds", margin=DECISIVE_MARGIN, n=len(analysis.labels)))
+    st.stop()
 state["quiz_round"] = quiz
+source = sources[quiz.source]
+labels = source.labels
+# plain copies of where the round comes from (read by tests, and by a class poll)
+state["_quiz_kind"], state["_quiz_labels"] = source.kind, labels
+state["_quiz_head"] = source.heads[quiz.head]
+n = len(labels)
 revealed = state["quiz_revealed"]
 
 score_col, round_col, reset_col = st.columns([1, 1, 2], vertical_alignment="bottom")
@@ -93,13 +175,20 @@ reset_col.button(tr("quiz_reset"), key="quiz_reset", on_click=_reset)
 
 # --- the question --------------------------------------------------------------------------
 question = tr(
-    "quiz_question", round=state["quiz_round_no"] + 1, head=quiz.head, query=labels[quiz.query]
+    "quiz_question",
+    round=state["quiz_round_no"] + 1,
+    where=where(source, quiz.head),
+    query=labels[quiz.query],
 )
 st.subheader(md_escape(question))
-token_chips([t.label for t in analysis.tokens], highlight=quiz.query)
-st.caption(tr("quiz_chance", choices=quiz.choices, chance=quiz.chance))
+token_chips([label.split(":", 1)[1] for label in labels], highlight=quiz.query)
+st.caption(
+    tr("quiz_chance", choices=quiz.choices, chance=quiz.chance)
+    + " "
+    + tr("quiz_decisive", margin=DECISIVE_MARGIN)
+)
 
-if state.get("quiz_guess") not in (None, *range(n)):  # a guess from a longer sentence
+if state.get("quiz_guess") not in (None, *range(n)):  # a guess from a longer sequence
     state["quiz_guess"] = None
 picker = st.radio if n <= CELL_TEXT_MAX else st.selectbox
 choose(
@@ -119,13 +208,14 @@ submit_col.button(
 next_col.button(tr("quiz_next"), key="quiz_next", on_click=_next_round)
 if state.pop("quiz_no_pick", False):
     st.warning(tr("quiz_pick_first"))
-push_to_class(quiz, analysis)  # a teacher with an open class: send it to the phones
-arrow_keys(right=("quiz_next",))  # presenter mode: → is "next question"
 
-# --- the answer: only after the guess ------------------------------------------------------
+# --- the answer and the clue: only after the guess ----------------------------------------
 if revealed:
     guess = state.get("quiz_last_guess")
-    row = analysis.weights[quiz.head, quiz.query]
+    if guess is not None and not 0 <= guess < n:
+        guess = None
+    matrix = source.weights[quiz.head]  # (n, n)
+    row = matrix[quiz.query]  # (n,)
     names = {"query": labels[quiz.query], "answer": labels[quiz.answer], "weight": quiz.weight}
     if quiz.is_correct(guess):
         st.success(md_escape(tr("quiz_correct", **names)))
@@ -133,15 +223,26 @@ if revealed:
         guess_name = labels[guess] if guess is not None else "—"
         guess_weight = float(row[guess]) if guess is not None else 0.0
         st.error(md_escape(tr("quiz_wrong", guess=guess_name, guess_weight=guess_weight, **names)))
-    if len(quiz.answers) > 1:
-        st.caption(md_escape(tr("quiz_tie", answers=", ".join(labels[j] for j in quiz.answers))))
+    st.caption(tr("quiz_margin_note", weight=quiz.weight, runner_up=quiz.runner_up))
+    st.markdown(md_escape(tr("quiz_clue_text")))
+    show_chart(
+        plot_score_clue(
+            row_scores(row),
+            labels,
+            answer=quiz.answer,
+            guess=guess,
+            title=tr("quiz_clue_title", query=labels[quiz.query]),
+            axis_title=tr("quiz_clue_axis"),
+        ),
+        key="quiz_clue_chart",
+    )
     fig = plot_quiz_matrix(
-        analysis.weights[quiz.head],
+        matrix,
         labels,
         query=quiz.query,
         answer=quiz.answer,
         guess=guess,
-        title=tr("quiz_matrix_title", head=quiz.head, query=quiz.query),
+        title=tr("quiz_matrix_title", where=where(source, quiz.head), query=quiz.query),
         answer_name=tr("quiz_answer_name"),
         guess_name=tr("quiz_guess_name"),
     )

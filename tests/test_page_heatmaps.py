@@ -20,6 +20,7 @@ from apptest_helpers import (
 )
 from helpers_teaching import EXAMPLE_LINK as EXAMPLE
 
+from attention_core.i18n import catalog
 from ui.common import md_escape
 
 
@@ -57,6 +58,7 @@ def summary_by_hand(z: np.ndarray, labels: list[str]) -> dict[str, float | str]:
     return {
         "entropy": sum(entropy) / n / math.log(n),
         "max_weight": sum(max(row) for row in rows) / n,
+        "peak": max(max(row) for row in rows),
         "diagonal": sum(rows[i][i] for i in range(n)) / n,
         "previous": sum(rows[i][i - 1] for i in range(1, n)) / (n - 1),
         "top": labels[ranked[0]],
@@ -89,7 +91,7 @@ def test_summary_lines_show_each_drawn_heads_statistics(params, lang):
         z = decode(trace["z"]).astype(np.float64)
         expected = summary_by_hand(z, shown_labels(trace))
         assert line["top"] == expected["top"]
-        for stat in ("entropy", "max_weight", "diagonal", "previous"):
+        for stat in ("entropy", "max_weight", "peak", "diagonal", "previous"):
             printed = line[stat]
             half_unit = 0.5 * 10.0 ** -len(printed.split(".")[1])  # rounding to what is shown
             assert abs(float(printed) - expected[stat]) <= half_unit + 1e-6, (stat, printed)
@@ -186,3 +188,158 @@ def test_large_grid_sends_pictures_but_one_chosen_head_exact():
     (trace,) = heatmaps(at)
     assert trace["name"].endswith("2")
     assert decode(trace["z"]).shape == (512, 512)
+
+
+# --- issue 13: colours, why flat, the way to meaning, plain-language patterns ------------------
+
+SENTENCE_30 = {  # 30 words, the issue's lecturer case
+    "text": " ".join(
+        "the quick brown fox jumps over the lazy dog while the teacher writes on a board "
+        "and the students in the class watch the heads of attention light up one by one".split()[
+            :30
+        ]
+    ),
+    "tokenizer": "word",
+    "embed_dim": "64",
+    "num_heads": "8",
+}
+
+
+def _colour_axis(at) -> dict:
+    (chart,) = [c for c in drawn_charts(at) if c.key == "heads_chart"]
+    return chart.spec["layout"]["coloraxis"]
+
+
+def test_default_colours_are_relative_and_use_half_the_range_at_30_tokens():
+    at = run_app(SENTENCE_30)
+    assert not at.exception
+    traces = heatmaps(at)
+    n = len(traces[0]["x"])
+    assert n == 30
+    axis = _colour_axis(at)
+    assert axis["cmin"] == 0 and axis["cmax"] == pytest.approx(2 / n)  # 0 … 2 × 1/n
+    assert at.query_params["scale"] in ("relative", ["relative"])
+    z = np.stack([decode(t["z"]) for t in traces])  # absolute weights, as hover reads them
+    np.testing.assert_allclose(z.sum(-1), 1.0, atol=1e-5)
+    shown = np.clip(z, axis["cmin"], axis["cmax"])
+    assert (shown.max() - shown.min()) / (axis["cmax"] - axis["cmin"]) >= 0.5
+    assert (z.max() - z.min()) < 0.25  # on 0…1 the same heads would use under a quarter
+    caption = next(c.value for c in at.caption if "1/n" in c.value)
+    assert f"{1 / n:.3f}" in caption and f"n = {n}" in caption
+
+
+@pytest.mark.parametrize("scale", ["absolute", "contrast"])
+def test_scale_from_the_url_and_the_widget(scale):
+    at = run_app({**EXAMPLE, "scale": scale})
+    assert not at.exception
+    assert at.session_state["color_scale"] == scale
+    axis = _colour_axis(at)
+    z = decode(heatmaps(at)[0]["z"])
+    expected = 1.0 if scale == "absolute" else float(z.max())
+    assert axis["cmax"] == pytest.approx(expected, rel=1e-6)
+    assert axis["colorbar"]["title"]["text"] == catalog()[f"scale_bar_{scale}"]["en"]
+    at.button_group(key="color_scale").set_value("relative").run()
+    assert _colour_axis(at)["cmax"] == pytest.approx(2 / 4)
+    assert at.query_params["scale"] in ("relative", ["relative"])
+    at.radio(key="lang").set_value("zh-TW").run()  # the choice survives a language switch
+    assert not at.exception and at.session_state["color_scale"] == "relative"
+    assert _colour_axis(at)["colorbar"]["title"]["text"] == catalog()["scale_bar_relative"]["zh-TW"]
+
+
+def test_bad_scale_in_the_url_warns_and_falls_back():
+    at = run_app({**EXAMPLE, "scale": "<b>rainbow</b>"})
+    assert not at.exception
+    assert any("rainbow" in w.value for w in at.warning)
+    assert _colour_axis(at)["cmax"] == pytest.approx(2 / 4)
+
+
+def _flat_numbers(text: str) -> list[float]:
+    return [float(x) for x in re.findall(r"\d+\.\d+", md_unescape(text))]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_flat_attention_is_explained_with_this_sentences_numbers(lang):
+    from attention_core.pipeline import analyze
+    from attention_core.settings import ModelSettings
+
+    at = run_app({**SENTENCE_30, "lang": lang})
+    assert not at.exception
+    header = catalog()["flat_header"][lang]
+    assert header in [h.value for h in at.subheader]
+    (info,) = [i.value for i in at.info if "q·k/√d_k" in md_unescape(i.value)]
+    spread, _, factor, low, high, uniform = _flat_numbers(info)[:6]
+    # the reference: the trace's own scaled scores (torch), not the weights the page used
+    settings = ModelSettings(text=SENTENCE_30["text"], tokenizer="word", embed_dim=64, num_heads=8)
+    scaled = analyze(settings, with_trace=True).trace["scaled"].astype(np.float64)
+    assert spread == pytest.approx(scaled.std(-1).mean(), abs=0.006)
+    assert factor == pytest.approx(math.exp(spread), abs=0.02)
+    z = np.stack([decode(t["z"]) for t in heatmaps(at)])
+    assert low == pytest.approx(np.percentile(z, 5), abs=6e-4)
+    assert high == pytest.approx(np.percentile(z, 95), abs=6e-4)
+    assert uniform == pytest.approx(1 / 30, abs=6e-4)
+    assert low < uniform < high < 3 * uniform  # flat: all near 1/n
+
+
+def _plain_pattern_by_hand(z: np.ndarray) -> str | None:
+    n = len(z)
+    places = {
+        "previous": np.mean([z[i, i - 1] for i in range(1, n)]),
+        "first": np.mean(z[1:, 0]),
+        "self": np.mean(np.diag(z)),
+        "last": np.mean(z[:-1, -1]),
+    }
+    name = max(places, key=places.get)
+    if places[name] >= 0.5:
+        return name
+    entropy = np.mean([-(r[r > 0] * np.log(r[r > 0])).sum() for r in z]) / np.log(n)
+    return "broad" if entropy >= 0.9 else None
+
+
+@pytest.mark.parametrize(
+    "params",
+    [SENTENCE_30, {**EXAMPLE, "causal": "true"}, {**CAT, "seed": "3", "causal": "true"}],
+)
+def test_each_head_gets_one_plain_language_sentence(params):
+    at = run_app(params)
+    assert not at.exception
+    shown = [md_unescape(m.value).strip("*") for m in at.markdown]
+    for trace in heatmaps(at):
+        head = shown_text([trace["name"]])[0]
+        pattern = _plain_pattern_by_hand(decode(trace["z"]).astype(np.float64))
+        key = f"pattern_{pattern}" if pattern else "pattern_none"
+        line = catalog_line(key)
+        found = [m for text in shown if (m := line.fullmatch(text)) and m["head"] == head]
+        assert len(found) == 1, (head, key)
+    (summary,) = [h for h in at.subheader if h.value == catalog()["summary_header"]["en"]]
+    assert "50%" in summary.help and "0.90" in summary.help
+
+
+def test_one_click_to_the_pretrained_model_and_back_keeps_the_sentence():
+    from availability import require_minilm
+
+    require_minilm()
+    at = run_app(SENTENCE_30)
+    at.button(key="to_pretrained").click().run()
+    assert not at.exception
+    assert at.session_state["pretrained_view"] == "contrast"
+    assert at.sidebar.text_area(key="text").value == SENTENCE_30["text"]
+    assert {c.key for c in drawn_charts(at)} >= {"pretrained_real_chart", "pretrained_own_chart"}
+    at.switch_page("pages/heatmaps.py")
+    at.run()
+    assert not at.exception
+    assert at.sidebar.text_area(key="text").value == SENTENCE_30["text"]
+    assert len(heatmaps(at)[0]["x"]) == 30
+
+
+@pytest.mark.parametrize("page", ["pages/train.py", "pages/handmade.py"])
+def test_links_to_training_and_the_hand_made_matrix_and_back(page):
+    at = run_app(EXAMPLE)
+    links = {link.proto.page for link in at.get("page_link")}
+    assert page.split("/")[1].removesuffix(".py") in links, links
+    at.switch_page(page)
+    at.run()
+    assert not at.exception
+    at.switch_page("pages/heatmaps.py")
+    at.run()
+    assert at.sidebar.text_area(key="text").value == "中和有一個永和路"
+    assert len(heatmaps(at)) == 2

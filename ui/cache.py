@@ -43,6 +43,7 @@ __all__ = [
     "prepare_process",
     "pretrained_result",
     "scaling_result",
+    "trained_toy",
     "untrained_result",
 ]
 
@@ -164,6 +165,20 @@ def poll_store(redis_url: str, sqlite_path: str) -> PollStore:
 
     env = {"ATTENTION_POLL_REDIS_URL": redis_url, "ATTENTION_POLL_DB": sqlite_path}
     return store_from_env(env)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def trained_toy(task: str) -> tuple[np.ndarray, list[str]]:
+    """A toy model trained on `task` (attention_core.train's default settings, a few
+    hundred steps, about a second), shared by all sessions: its heads' weights (H, n, n)
+    on the task's example sequence, and that sequence's `index:token` labels."""
+    from attention_core.train import default_config, train
+    from attention_core.train.live import example_labels
+
+    config = default_config(task)
+    config = default_config(task, snapshot_every=config.steps)  # only the end is kept
+    *_, last = train(config)
+    return last.weights, example_labels(config)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

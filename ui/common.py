@@ -177,6 +177,45 @@ def choose(
     return result
 
 
+def preset(key: str, value: Any) -> None:
+    """Make option widget `key` (drawn through `choose`, maybe on another page) start at
+    `value`: a link that opens another page in a chosen view."""
+    st.session_state[key] = value
+    st.session_state[f"_choice.{key}"] = {"value": value}
+
+
+SCALE_KEY = "color_scale"  # the colour-scale widget; also the URL parameter `scale`
+
+
+def colour_scale_choice() -> str:
+    """The colour scale of attention heatmaps (`figures.heads.SCALES`): a widget shared by
+    the pages that draw heads, mirrored in the URL as `scale=` so a link keeps it."""
+    from attention_core.figures.heads import DEFAULT_SCALE, SCALES
+
+    state = st.session_state
+    wanted = st.query_params.get("scale")
+    if SCALE_KEY not in state and f"_choice.{SCALE_KEY}" not in state and wanted is not None:
+        if wanted in SCALES:
+            state[SCALE_KEY] = wanted
+        else:
+            fallback = tr(f"scale_{DEFAULT_SCALE}")
+            st.warning(md_escape(tr("scale_url_bad", value=wanted, fallback=fallback)))
+    value = choose(
+        st.segmented_control,
+        tr("scale_label"),
+        SCALES,
+        key=SCALE_KEY,
+        default=DEFAULT_SCALE,
+        format_func=lambda option: tr(f"scale_{option}"),
+        help=tr("scale_help"),
+        required=True,
+    )
+    value = value or DEFAULT_SCALE
+    if st.query_params.get("scale") != value:
+        st.query_params["scale"] = value
+    return value
+
+
 def forget(*keys: str) -> None:
     """Drop what option widgets `keys` hold, so they start again from their defaults."""
     for key in keys:

@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attention_core.figures.heads import HeadGrid, plot_matrix
+from attention_core.figures.layout import NOMINAL_WIDTH_PX, axis_ticks, tick_plan
 from attention_core.figures.style import FONT
 from attention_core.figures.text import literal, literals
 
@@ -36,6 +37,7 @@ __all__ = [
     "plot_peakedness",
     "plot_query_row",
     "plot_quiz_matrix",
+    "plot_score_clue",
     "plot_step_matrix",
     "query_row",
 ]
@@ -326,5 +328,50 @@ def plot_quiz_matrix(
         )
     fig.update_layout(
         showlegend=True, legend={"orientation": "h", "yanchor": "top", "y": -0.02, "x": 0}
+    )
+    return fig
+
+
+def plot_score_clue(
+    scores: np.ndarray,
+    labels: Sequence[str],
+    *,
+    answer: int,
+    guess: int | None,
+    title: str = "",
+    axis_title: str = "",
+    width_px: float = NOMINAL_WIDTH_PX,
+) -> go.Figure:
+    """One query row's scores (n,) as bars, the answer's bar green, a wrong guess's red.
+
+    `scores` are `quiz.row_scores` (q·k/√d_k less the row's mean; NaN where masked, drawn
+    as no bar). Key labels follow the layout rule of `figures.layout`. Text drawn literally.
+    """
+    s = np.asarray(scores, dtype=np.float32)
+    categories = literals(labels)
+    n = len(categories)
+    if n == 0 or s.shape != (n,):
+        return go.Figure(layout={"height": 120, "title": {"text": literal(title)}})
+    colours = [SCALED_COLOR] * n
+    colours[answer] = ANSWER_COLOR
+    if guess is not None and guess != answer:
+        colours[guess] = UNSCALED_COLOR
+    fig = go.Figure(
+        go.Bar(
+            x=categories,
+            y=s,
+            marker={"color": colours},
+            hovertemplate="%{x}: %{y:+.3f}<extra></extra>",
+        )
+    )
+    plan = tick_plan(labels, width_px - 80)
+    fig.update_xaxes(type="category", **axis_ticks(plan, categories, "x"))
+    fig.update_yaxes(title={"text": literal(axis_title)}, zeroline=True)
+    fig.update_layout(
+        title={"text": literal(title)},
+        height=320 + (plan.band_px if plan.angle else 0),
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        font=FONT,
+        showlegend=False,
     )
     return fig
