@@ -22,6 +22,7 @@ from attention_core.settings import parse_step
 from ui.charts import show_chart
 from ui.common import analysis_or_stop, choose, current_settings, entry_guard, md_escape, tr
 from ui.presenter import arrow_keys
+from ui.trained import trained_source
 
 SINGLE_STEPS = ("project", "scores", "scale", "softmax", "mix")
 MULTI_STEPS = ("project", "split", "scores", "scale", "softmax", "mix", "concat", "out")
@@ -49,11 +50,17 @@ st.title(tr("steps_title"))
 st.markdown(md_escape(tr("steps_intro")))
 
 settings = current_settings()
-analysis = analysis_or_stop(settings, with_trace=True)
-trace, labels = analysis.trace, analysis.labels
+# the sidebar's sentence on the untrained module, or a finished training run (?trained=)
+trained = trained_source("steps_trained", layer_key="steps_layer")
+if trained is None:
+    analysis = analysis_or_stop(settings, with_trace=True)
+    trace, labels, divisor = analysis.trace, analysis.labels, analysis.divisor
+    multi, causal = settings.attention == "multi", settings.causal
+else:
+    trace, labels, divisor = trained.example.trace, trained.labels, trained.example.divisor
+    multi, causal = trained.example.multi, trained.example.causal
 H, n, D = trace["q"].shape  # heads, tokens, head_dim (d_k)
 C = trace["x"].shape[1]  # embed_dim
-multi = settings.attention == "multi"
 steps = MULTI_STEPS if multi else SINGLE_STEPS
 count = len(steps)
 dims = [str(j) for j in range(C)]  # feature columns 0 … C-1
@@ -177,13 +184,13 @@ def step_scores() -> None:
 
 
 def step_scale() -> None:
-    mask = r" + M,\quad M[i,j] = -\infty \text{ for } j > i" if settings.causal else ""
+    mask = r" + M,\quad M[i,j] = -\infty \text{ for } j > i" if causal else ""
     st.latex(
         rf"\tilde S{sub} = \frac{{S{sub}}}{{\sqrt{{d_k}}}}{mask},\qquad "
-        rf"\sqrt{{d_k}} = \sqrt{{{D}}} = {analysis.divisor:.4g}"
+        rf"\sqrt{{d_k}} = \sqrt{{{D}}} = {divisor:.4g}"
     )
-    st.markdown(md_escape(tr("steps_scale_text", d=D, divisor=analysis.divisor)))
-    if settings.causal:
+    st.markdown(md_escape(tr("steps_scale_text", d=D, divisor=divisor)))
+    if causal:
         st.caption(tr("steps_scale_causal"))
     scaled = display_matrix(trace["scaled"][head])
     fig = plot_step_matrix(scaled, labels, labels, title=tr("steps_scaled_title"))

@@ -7,7 +7,10 @@ the right attention pattern solves, and the page draws every head while it learn
 Training runs in the script thread, one run per session, held in session_state as a
 `attention_core.train.live.LiveRun`: any click reruns the script and cuts the loop off,
 so the next run simply carries on with the same run, and Stop is a flag the run reads
-before its next step. Everything trained so far is kept (curves, replay, evaluation).
+before its next step. Everything trained so far is kept (curves, replay, evaluation), and
+Continue carries a stopped run on. The pace (`?pace=`) spreads a run over ~10 s on screen
+by default, one frame per snapshot; playback replays the snapshots the same way. A run
+that ends is kept for Step by step and the Quiz (`ui.trained`).
 """
 
 from __future__ import annotations
@@ -15,18 +18,18 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import streamlit as st
 
 from attention_core.figures.heads import head_grid, plot_heads
-from attention_core.figures.train import plot_curves
+from attention_core.figures.train import plot_curves, plot_detector
 from attention_core.i18n import catalog, t
 from attention_core.limits import MAX_TRAIN_STEPS
 from attention_core.settings import MAX_SEED, head_options, nearest_heads
 from attention_core.train import (
     MAX_TRAIN_EMBED_DIM,
-    MAX_TRAIN_SEQ_LEN,
     MAX_TRAIN_VOCAB,
     TASKS,
     SettingError,
@@ -35,18 +38,30 @@ from attention_core.train import (
     default_config,
     example_sequence,
 )
+from attention_core.train.induction import (
+    INDUCTION_THRESHOLD,
+    PREVIOUS_TOKEN_THRESHOLD,
+    head_roles,
+)
 from attention_core.train.live import (
+    DEFAULT_PACE,
+    PACES,
     SHARP_FOCUS,
     LiveRun,
     compare_payload,
     example_labels,
     example_table,
+    frame_delay,
+    head_names,
     head_table,
     live_config,
+    parse_pace,
     target_matrix,
 )
+from attention_core.train.tasks import max_seq_len
 from ui.charts import show_chart
 from ui.common import choose, entry_guard, forget, lang, md_escape, tr
+from ui.trained import remember
 
 RUN = "_train_live_run"  # the LiveRun of this session (not a widget)
 START_PROBLEM = "_train_start_problem"  # set by the Train callback when it refused to start
@@ -55,7 +70,11 @@ FIELD_LABELS = {"vocab_size": "vocab"}
 # the settings widgets are train_<name>, <name> a TrainConfig field
 SETTINGS = ("seq_len", "vocab_size", "embed_dim", "num_heads", "steps", "lr", "seed")
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
-REDRAW_S = 0.3  # redraw curves and heads at most this often while training
+REDRAW_S = 0.3  # at the "fast" pace, redraw curves and heads at most this often
+PLAY = "_train_playing"  # playback running (not a widget)
+PLAY_AT = "_train_play_at"  # the step playback shows now, for Pause to stop on
+REPLAY_NEXT = "_train_replay_next"  # the scrubber's position after a playback run
+PLAY_SECONDS = 10.0  # a playback from step 0 to the end takes about this long
 state = st.session_state
 
 
@@ -118,14 +137,93 @@ def _stop() -> None:
         run.request_stop()
 
 
+def _continue() -> None:
+    run = state.get(RUN)
+    if run is not None:
+        run.resume()
+
+
+def _play() -> None:
+    run = state.get(RUN)
+    if run is None or len(run.snapshots) < 2:
+        return
+    if state.get("train_replay") == run.snapshots[-1].step:  # at the end: from the start
+        state["train_replay"] = run.snapshots[0].step
+    state[PLAY] = True
+
+
+def _pause() -> None:
+    state[PLAY] = False
+    if PLAY_AT in state:
+        state["train_replay"] = state.pop(PLAY_AT)
+
+
 def task_title(task: str, code: str) -> str:
     return t(f"train_task_{task}", code)
 
 
 # --- figures -------------------------------------------------------------------------------
-def heads_figure(labels: list[str], snap: Snapshot) -> object:
-    grid = head_grid(snap.weights, labels, head_title=tr("train_head_title", i="{i}"))
+def titles_of(config: TrainConfig, snap: Snapshot) -> list[str]:
+    """Head titles; on the 2-layer model, a head the detector names says what it is."""
+    names = head_names(config, tr("train_head_title", i="{i}"), tr("train_layer_head_title"))
+    if snap.detector is None:
+        return names
+    for head, role in head_roles(config, snap.detector).items():
+        names[head] = tr("train_head_with_role", head=names[head], role=tr(f"train_role_{role}"))
+    return names
+
+
+def heads_figure(run: LiveRun, snap: Snapshot, *, title: str | None = None) -> object:
+    grid = head_grid(snap.weights, run.labels)
+    titles = titles_of(run.config, snap)
+    if title is not None:
+        titles = [f"{title} · {t}" for t in titles]
+    grid = replace(grid, titles=titles)
     return plot_heads(grid, colorbar_title=tr("train_weight_label"))
+
+
+def detector_figure(run: LiveRun, *, marker: int | None = None) -> object | None:
+    scores = run.detector
+    if scores is None:
+        return None
+    names = head_names(run.config, tr("train_head_title", i="{i}"), tr("train_layer_head_title"))
+    return plot_detector(
+        run.steps,
+        scores,
+        names,
+        thresholds=(PREVIOUS_TOKEN_THRESHOLD, INDUCTION_THRESHOLD),
+        panel_titles=(tr("train_detector_previous"), tr("train_detector_induction")),
+        step_title=tr("train_step"),
+        threshold_title=tr("train_detector_threshold"),
+        total_steps=run.config.steps if run.running else None,
+        marker_step=marker,
+    )
+
+
+def detector_lines(run: LiveRun, upto: int) -> list[str]:
+    """One sentence per head the detector names at snapshot index `upto`, with the first
+    step from which it kept that name."""
+    scores = run.detector
+    if scores is None:
+        return []
+    config = run.config
+    names = head_names(config, tr("train_head_title", i="{i}"), tr("train_layer_head_title"))
+    lines = []
+    for head, role in head_roles(config, scores[upto]).items():
+        since = upto
+        while since > 0 and head_roles(config, scores[since - 1]).get(head) == role:
+            since -= 1
+        row = 0 if role == "previous" else 1
+        lines.append(
+            tr(
+                "train_detector_named",
+                head=names[head],
+                role=tr(f"train_role_{role}"),
+                score=float(scores[upto, row, head]),
+                step=int(run.steps[since]),
+            )
+        )
+    return lines
 
 
 def curves_figure(run: LiveRun, *, marker: int | None = None) -> object:
@@ -230,7 +328,7 @@ choose(
     help=tr("train_lr_help"),
 )
 cols = st.columns(5)
-number_field(cols[0], "seq_len", 1, MAX_TRAIN_SEQ_LEN)
+number_field(cols[0], "seq_len", 1, max_seq_len(state["train_task"]))
 number_field(cols[1], "vocab_size", 2, MAX_TRAIN_VOCAB)
 number_field(cols[2], "embed_dim", 2, MAX_TRAIN_EMBED_DIM, on_change=_fit_heads)
 choose(
@@ -268,8 +366,39 @@ if problem is None:
 else:
     st.warning(md_escape(tr("train_invalid", error=problem)))
 
-# --- train / stop --------------------------------------------------------------------------
-run_col, stop_col, _ = st.columns([1, 1, 3])
+# --- pace (also ?pace=) -------------------------------------------------------------------
+if "train_pace" not in state:
+    raw_pace = st.query_params.get("pace")
+    state["train_pace"] = parse_pace(raw_pace) or DEFAULT_PACE
+    if raw_pace is not None and parse_pace(raw_pace) is None:
+        st.warning(
+            md_escape(
+                tr(
+                    "train_bad_pace",
+                    value=raw_pace[:20],
+                    valid=", ".join(PACES),
+                    fallback=DEFAULT_PACE,
+                )
+            )
+        )
+pace = (
+    choose(
+        st.segmented_control,
+        tr("train_pace_label"),
+        list(PACES),
+        key="train_pace",
+        default=DEFAULT_PACE,
+        format_func=lambda option: tr(f"train_pace_{option}"),
+        required=True,
+        help=tr("train_pace_help"),
+    )
+    or DEFAULT_PACE
+)
+if st.query_params.get("pace") != pace:
+    st.query_params["pace"] = pace
+
+# --- train / stop / continue -----------------------------------------------------------------
+run_col, stop_col, continue_col, _ = st.columns([1, 1, 1, 2])
 run_col.button(
     tr("train_run_label"),
     key="train_run",
@@ -285,6 +414,15 @@ stop_col.button(
     on_click=_stop,
     disabled=not running,
     help=tr("train_stop_help"),
+    width="stretch",
+)
+stopped_run = state.get(RUN)
+continue_col.button(
+    tr("train_continue_label"),
+    key="train_continue",
+    on_click=_continue,
+    disabled=stopped_run is None or stopped_run.status != "stopped",
+    help=tr("train_continue_help"),
     width="stretch",
 )
 refused = state.pop(START_PROBLEM, None)
@@ -313,10 +451,29 @@ progress_slot = st.empty()
 evaluation_box = st.container()
 st.subheader(tr("train_curves_header"))
 curves_slot = st.empty()
+induction = rc.total_heads > rc.num_heads
+if induction:
+    st.subheader(
+        tr("train_detector_header"),
+        help=tr(
+            "train_detector_help",
+            previous=PREVIOUS_TOKEN_THRESHOLD,
+            induction=INDUCTION_THRESHOLD,
+        ),
+    )
+detector_slot = st.empty()
+named_slot = st.empty()
 st.subheader(tr("train_heads_header"))
 st.caption(tr("train_heads_caption"))
 replay_box = st.container()
 heads_slot = st.empty()
+
+
+def show_named(index: int) -> None:
+    if induction:
+        lines = detector_lines(run, index)
+        named_slot.markdown("\n".join(f"- {line}" for line in lines) or tr("train_detector_none"))
+
 
 # --- while it trains: one snapshot at a time, redrawn a few times a second --------------------
 if run.running:
@@ -327,13 +484,19 @@ if run.running:
         # fresh keys: two identical figures in one run would clash, and the live views
         # must not take the keys of the final ones below
         show_chart(curves_figure(run), key=f"train_live_curves_{redraw}", where=curves_slot)
+        detector = detector_figure(run)
+        if detector is not None:
+            show_chart(detector, key=f"train_live_detector_{redraw}", where=detector_slot)
+            show_named(len(run.snapshots) - 1)
         show_chart(
-            heads_figure(run.labels, run.snapshots[-1]),
+            heads_figure(run, run.snapshots[-1]),
             key=f"train_live_heads_{redraw}",
             where=heads_slot,
         )
 
     last_draw = float("-inf")
+    # the pace's clock: a run carried on after a rerun keeps the time it had reached
+    clock = time.monotonic() - PACES[pace] * run.progress
     if run.snapshots:  # carrying on after a rerun: show what there is at once
         progress_slot.progress(run.progress, text=progress_text(run))
         draw_live()
@@ -341,8 +504,10 @@ if run.running:
     while run.running:
         if run.advance() is None:
             break
+        if pace != "fast":  # one frame per snapshot, on the pace's clock
+            time.sleep(frame_delay(pace, run.progress, time.monotonic() - clock))
         progress_slot.progress(run.progress, text=progress_text(run))
-        if not run.running or time.monotonic() - last_draw >= REDRAW_S:
+        if pace != "fast" or not run.running or time.monotonic() - last_draw >= REDRAW_S:
             draw_live()
             last_draw = time.monotonic()
     if run.snapshots:
@@ -352,6 +517,7 @@ if run.running:
     st.rerun()
 
 # --- afterwards: evaluation, replay, answers, head statistics ---------------------------------
+number = remember(run)  # for Step by step and the Quiz (ui.trained)
 last = run.snapshots[-1]
 if run.status == "done":
     progress_slot.success(tr("train_done", steps=last.step, seconds=run.train_seconds))
@@ -374,8 +540,11 @@ with evaluation_box:
         st.warning(tr("train_eval_diffuse", focus=evaluation.focus))
 
 steps = run.steps.tolist()
+if REPLAY_NEXT in state:  # where a playback ended
+    state["train_replay"] = state.pop(REPLAY_NEXT)
 if state.get("train_replay") not in steps:
     state["train_replay"] = steps[-1]
+playing = bool(state.get(PLAY)) and len(steps) > 1
 with replay_box:
     if len(steps) > 1:
         step = choose(
@@ -384,28 +553,83 @@ with replay_box:
             steps,
             key="train_replay",
             help=tr("train_replay_help"),
+            disabled=playing,
+        )
+        play_col, pause_col, side_col = st.columns([1, 1, 3], vertical_alignment="center")
+        play_col.button(
+            tr("train_play_label"),
+            key="train_play",
+            on_click=_play,
+            disabled=playing,
+            help=tr("train_play_help"),
+            width="stretch",
+        )
+        pause_col.button(
+            tr("train_pause_label"),
+            key="train_pause",
+            on_click=_pause,
+            disabled=not playing,
+            help=tr("train_pause_help"),
+            width="stretch",
+        )
+        before_after = side_col.toggle(
+            tr("train_before_after_label"),
+            key="train_before_after",
+            help=tr("train_before_after_help"),
         )
     else:
-        step = steps[0]
+        step, before_after = steps[0], False
 shown = run.snapshot_at(step)
 show_chart(curves_figure(run, marker=step), key="train_curves", where=curves_slot)
-show_chart(heads_figure(run.labels, shown), key="train_heads", where=heads_slot)
+detector = detector_figure(run, marker=step)
+if detector is not None:
+    show_chart(detector, key="train_detector", where=detector_slot)
+    show_named(steps.index(step))
+if before_after:
+    with heads_slot.container():
+        first_col, last_col = st.columns(2)
+        with first_col:
+            show_chart(
+                heads_figure(run, run.snapshots[0], title=tr("train_before_title")),
+                key="train_heads_before",
+            )
+        with last_col:
+            show_chart(
+                heads_figure(run, last, title=tr("train_after_title", step=last.step)),
+                key="train_heads_after",
+            )
+else:
+    show_chart(heads_figure(run, shown), key="train_heads", where=heads_slot)
 
 table = example_table(rc, shown.predictions)
-n = len(table["input"])
+has_answer = [a >= 0 for a in table["answer"]]  # induction: a first occurrence has none
 st.markdown(
-    "**" + tr("train_answers_header", step=shown.step, right=sum(table["right"]), n=n) + "**"
+    "**"
+    + tr(
+        "train_answers_header",
+        step=shown.step,
+        right=sum(r for r, a in zip(table["right"], has_answer, strict=True) if a),
+        n=sum(has_answer),
+    )
+    + "**"
 )
 rows = [
-    {"": tr(f"train_row_{name}"), **{str(i): str(v) for i, v in enumerate(table[name])}}
+    {
+        "": tr(f"train_row_{name}"),
+        **{
+            str(i): str(v) if name == "input" or has_answer[i] else "·"
+            for i, v in enumerate(table[name])
+        },
+    }
     for name in ("input", "answer", "model")
 ]
-rows.append(
-    {"": tr("train_row_right"), **{str(i): "✓" if r else "✗" for i, r in enumerate(table["right"])}}
-)
+marks = [("✓" if r else "✗") if a else "·" for r, a in zip(table["right"], has_answer, strict=True)]
+rows.append({"": tr("train_row_right"), **{str(i): m for i, m in enumerate(marks)}})
 st.dataframe(rows, hide_index=True, key="train_answers")
 if TASKS[rc.task].output == "position":
     st.caption(tr("train_answers_positions"))
+if not all(has_answer):
+    st.caption(tr("train_no_answer"))
 
 st.subheader(tr("train_stats_header"), help=tr("train_stats_help"))
 st.dataframe(
@@ -418,8 +642,38 @@ st.dataframe(
     },
 )
 
-if st.button(tr("train_send_label"), key="train_send", help=tr("train_send_help")):
+send_col, steps_col, quiz_col = st.columns(3)
+if send_col.button(tr("train_send_label"), key="train_send", help=tr("train_send_help")):
     title = tr("train_compare_title", task=task_title(rc.task, code), step=last.step)
-    state["compare_trained"] = compare_payload(run, title=title)
+    names = head_names(rc, tr("compare_head_name", i="{i}"), tr("train_layer_head_title"))
+    state["compare_trained"] = compare_payload(run, title=title, names=names)
     forget("compare_source")  # the Compare page opens on the heads just sent
     st.switch_page("pages/compare.py")
+if steps_col.button(tr("train_steps_link"), key="train_to_steps"):
+    state["steps_trained"] = number
+    st.switch_page("pages/steps.py", query_params={"trained": str(number)})
+if quiz_col.button(tr("train_quiz_link"), key="train_to_quiz"):
+    state["quiz_trained"] = number
+    st.switch_page("pages/quiz.py", query_params={"trained": str(number)})
+
+# --- playback: the recorded snapshots again, one frame at a time --------------------------------
+if playing:
+    start = steps.index(step)
+    delay = PLAY_SECONDS / max(len(steps) - 1, 1)
+    for index in range(start + 1, len(steps)):
+        time.sleep(delay)
+        snap = run.snapshots[index]
+        state[PLAY_AT] = snap.step
+        show_chart(
+            curves_figure(run, marker=snap.step),
+            key=f"train_play_curves_{index}",
+            where=curves_slot,
+        )
+        detector = detector_figure(run, marker=snap.step)
+        if detector is not None:
+            show_chart(detector, key=f"train_play_detector_{index}", where=detector_slot)
+            show_named(index)
+        show_chart(heads_figure(run, snap), key=f"train_play_heads_{index}", where=heads_slot)
+    state[PLAY] = False
+    state[REPLAY_NEXT] = state.pop(PLAY_AT, steps[-1])
+    st.rerun()

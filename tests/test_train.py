@@ -149,7 +149,7 @@ def test_a_setting_that_cannot_be_trained_says_why_in_words_the_app_can_translat
 # Learning: accuracy, focus on the answer, and the hand-worked examples
 
 
-@pytest.mark.parametrize("task", list(TASKS))
+@pytest.mark.parametrize("task", list(HAND))  # induction: tests/test_train_induction.py
 def test_each_task_is_learned_and_solved_by_one_sharp_head(task):
     result = fit(default_config(task))
     config = result.config

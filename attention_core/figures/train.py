@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 from attention_core.figures.style import FONT
 from attention_core.figures.text import literal
 
-__all__ = ["plot_curves"]
+__all__ = ["plot_curves", "plot_detector"]
 
 LOSS_COLOR = "#d62728"
 ACCURACY_COLOR = "#1f77b4"
@@ -168,3 +168,113 @@ def _panel_title(text: str, x: float) -> dict[str, Any]:
         "showarrow": False,
         "font": {"size": 13},
     }
+
+
+def plot_detector(
+    steps: Sequence[int] | np.ndarray,
+    scores: np.ndarray,
+    names: Sequence[str],
+    *,
+    thresholds: tuple[float, float],
+    panel_titles: tuple[str, str] = ("previous-token score", "induction score"),
+    step_title: str = "step",
+    threshold_title: str = "threshold",
+    total_steps: int | None = None,
+    marker_step: int | None = None,
+    height: int = 260,
+) -> go.Figure:
+    """Previous-token (left) and induction (right) score of every head against the step.
+
+    steps: (S,); scores: (S, 2, H) (`attention_core.train.induction.detector_scores` per
+    snapshot); names: H head titles; thresholds: the dotted line of each panel. No
+    snapshots → an empty figure.
+    """
+    x = np.asarray(steps, dtype=np.int32).reshape(-1)  # (S,)
+    s = np.asarray(scores, dtype=np.float32)
+    if len(x) == 0 or s.size == 0:
+        return go.Figure(layout={"height": 120})
+    if s.ndim != 3 or s.shape[:2] != (len(x), 2) or s.shape[2] != len(names):
+        raise ValueError(
+            f"scores must have shape (S={len(x)}, 2, H={len(names)}), got {tuple(s.shape)}"
+        )
+    titles = [literal(t) for t in panel_titles]
+    step_title, threshold_title = literal(step_title), literal(threshold_title)
+    labels = [literal(n) for n in names]
+    width = (1 - _GAP) / 2
+    x_range = [0, max(int(x.max()), total_steps or 0, 1)]
+    palette = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+    traces = []
+    for panel, axis in ((0, ""), (1, "2")):
+        for head, label in enumerate(labels):
+            traces.append(
+                go.Scatter(
+                    x=x,
+                    y=s[:, panel, head],
+                    mode="lines",
+                    name=label,
+                    legendgroup=label,
+                    showlegend=panel == 0,
+                    line={"color": palette[head % len(palette)], "width": 2},
+                    hovertemplate=f"{step_title} %{{x}}: %{{y:.2f}}<extra>{label}</extra>",
+                    xaxis=f"x{axis}",
+                    yaxis=f"y{axis}",
+                )
+            )
+    shapes: list[dict[str, Any]] = []
+    annotations = [_panel_title(titles[0], width / 2), _panel_title(titles[1], 1 - width / 2)]
+    for value, axis in zip(thresholds, ("", "2"), strict=True):
+        shapes.append(
+            {
+                "type": "line",
+                "xref": f"x{axis} domain",
+                "yref": f"y{axis}",
+                "x0": 0,
+                "x1": 1,
+                "y0": value,
+                "y1": value,
+                "line": {"color": "#888", "dash": "dot", "width": 1},
+            }
+        )
+        annotations.append(
+            {
+                "text": threshold_title,
+                "xref": f"x{axis} domain",
+                "yref": f"y{axis}",
+                "x": 0,
+                "y": value,
+                "xanchor": "left",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 11, "color": "#666"},
+            }
+        )
+        if marker_step is not None:
+            shapes.append(
+                {
+                    "type": "line",
+                    "xref": f"x{axis}",
+                    "yref": f"y{axis} domain",
+                    "x0": marker_step,
+                    "x1": marker_step,
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"color": MARKER_COLOR, "width": 2},
+                }
+            )
+    axis_common = {"showgrid": True, "zeroline": False}
+    layout = {
+        "xaxis": {**axis_common, "domain": [0, width], "range": x_range, "anchor": "y"},
+        "yaxis": {**axis_common, "range": [0, 1.05], "anchor": "x"},
+        "xaxis2": {**axis_common, "domain": [1 - width, 1], "range": x_range, "anchor": "y2"},
+        "yaxis2": {**axis_common, "range": [0, 1.05], "anchor": "x2"},
+        "shapes": shapes,
+        "annotations": annotations,
+        "showlegend": True,
+        "legend": {"orientation": "h", "y": -0.25},
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 30, "b": 10},
+        "font": FONT,
+    }
+    for name in ("xaxis", "xaxis2"):
+        layout[name]["title"] = {"text": step_title}
+    return go.Figure(data=traces, layout=layout)

@@ -7,7 +7,13 @@ A plain `for snap in train(...)` loop dies with the code that runs it. `LiveRun`
 inside it): whoever calls `advance` next carries on where the last call left off, Stop is
 a flag the generator reads before its next step (`should_stop`), and every snapshot taken
 so far is kept, so a stopped run still has its curves, its replay and its held-out
-evaluation.
+evaluation. A stopped run can `resume`: the generator pauses rather than ends
+(`resumable`), so the resumed run is the uninterrupted one plus the snapshot where it
+stopped.
+
+Pace: a run can be shown at `PACES` seconds on screen (`frame_delay` says how long to wait
+before showing the next snapshot), so a class watches it learn instead of seeing only the
+end; "fast" shows it as fast as the machine trains.
 
 Next to the run: the plain data a caller draws (labels of the example sequence, the
 target pattern, the answers, one row per head, the last heads as plain data to set
@@ -28,16 +34,20 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
+from attention_core.attention import MultiHeadAttention
 from attention_core.limits import MAX_TRAIN_STEPS
 from attention_core.stats import STAT_NAMES, head_stats
+from attention_core.train.induction import InductionModel, head_layer
 from attention_core.train.loop import Evaluation, Snapshot, evaluate, train
 from attention_core.train.model import build_model
 from attention_core.train.tasks import (
+    TASKS,
     TrainConfig,
     example_sequence,
     target_positions,
@@ -45,14 +55,21 @@ from attention_core.train.tasks import (
 )
 
 __all__ = [
+    "DEFAULT_PACE",
     "MAX_SNAPSHOTS",
+    "PACES",
     "SHARP_FOCUS",
+    "ExampleTrace",
     "LiveRun",
     "compare_payload",
     "example_labels",
     "example_table",
+    "example_trace",
+    "frame_delay",
+    "head_names",
     "head_table",
     "live_config",
+    "parse_pace",
     "single_thread",
     "target_matrix",
 ]
@@ -60,6 +77,28 @@ __all__ = [
 SHARP_FOCUS = 0.8  # a head this focused on the answer "explains" the task (Evaluation.focus)
 MAX_SNAPSHOTS = 100  # about this many snapshots per run at most: replay steps, memory
 # (H x n² floats each; up to 128 x 16² x 4 B = 128 kB per snapshot)
+# seconds a whole run takes on screen at each pace (0: as fast as it trains); at least
+# MIN_FRAMES snapshots are drawn at every pace but "fast" (the defaults keep 31-61)
+PACES: dict[str, float] = {"watch": 10.0, "slow": 30.0, "fast": 0.0}
+DEFAULT_PACE = "watch"
+MIN_FRAMES = 20
+
+
+def parse_pace(raw: str | None) -> str | None:
+    """The pace a URL value names (`?pace=fast`), or None unless it is one of PACES."""
+    if raw is None:
+        return None
+    value = raw.strip().lower()
+    return value if value in PACES else None
+
+
+def frame_delay(pace: str, progress: float, elapsed: float) -> float:
+    """Seconds to wait before showing the snapshot at `progress` (0…1) of a run whose
+    first frame was shown `elapsed` seconds ago: frames keep to the pace's clock, and a
+    run that trains slower than its pace is never held back."""
+    total = PACES.get(pace, 0.0)
+    return max(0.0, total * min(max(progress, 0.0), 1.0) - elapsed)
+
 
 # --- torch threads -------------------------------------------------------------------------
 _threads_lock = threading.Lock()
@@ -149,7 +188,7 @@ class LiveRun:
         self.train_seconds = 0.0
         self._lock = threading.Lock()
         self._steps: Iterator[Snapshot] | None = train(
-            config, model=self.model, should_stop=lambda: self.stop_requested
+            config, model=self.model, should_stop=lambda: self.stop_requested, resumable=True
         )
 
     @classmethod
@@ -172,6 +211,16 @@ class LiveRun:
         """Ask the run to end: the next `advance` returns the last snapshot and evaluates."""
         if self.running:
             self.stop_requested = True
+
+    def resume(self) -> bool:
+        """Carry on a stopped run where it stopped; False when there is nothing to resume."""
+        with self._lock:
+            if self.status != "stopped" or self._steps is None:
+                return False
+            self.stop_requested = False
+            self.status = "running"
+            self.evaluation = None
+            return True
 
     def advance(self) -> Snapshot | None:
         """Train up to the next snapshot and keep it; None once the run has ended.
@@ -201,11 +250,11 @@ class LiveRun:
             self.advance()
 
     def _finish(self) -> None:
-        if self._steps is not None:
-            self._steps.close()  # type: ignore[attr-defined]  # a generator
-            self._steps = None
         last = self.snapshots[-1].step if self.snapshots else 0
         self.status = "done" if last >= self.config.steps else "stopped"
+        if self.status == "done" and self._steps is not None:
+            self._steps.close()  # type: ignore[attr-defined]  # a generator
+            self._steps = None
         began = time.perf_counter()
         with single_thread():
             self.evaluation = evaluate(self.model, self.config)
@@ -226,6 +275,14 @@ class LiveRun:
     def accuracies(self) -> np.ndarray:
         """(S,) training-batch accuracy at every snapshot."""
         return np.array([s.accuracy for s in self.snapshots], dtype=np.float64)
+
+    @property
+    def detector(self) -> np.ndarray | None:
+        """(S, 2, H) previous-token and induction score of every head at every snapshot
+        (2-layer tasks), else None."""
+        if not self.snapshots or self.snapshots[0].detector is None:
+            return None
+        return np.stack([s.detector for s in self.snapshots])  # (S, 2, H)
 
     def snapshot_at(self, step: int) -> Snapshot:
         """The snapshot taken at `step` (ValueError lists the steps there are)."""
@@ -267,6 +324,17 @@ def example_table(config: TrainConfig, predictions: np.ndarray) -> dict[str, lis
     }
 
 
+def head_names(config: TrainConfig, template: str, layered: str) -> list[str]:
+    """A title per head of the model: `template` with {i} (one layer), or `layered` with
+    {layer} and {h} (the 2-layer model, whose heads are numbered across both layers)."""
+    if TASKS[config.task].layers == 1:
+        return [template.format(i=i) for i in range(config.total_heads)]
+    return [
+        layered.format(layer=layer, h=h)
+        for layer, h in (head_layer(config, i) for i in range(config.total_heads))
+    ]
+
+
 def head_table(run: LiveRun) -> list[dict[str, Any]]:
     """One row per head of the last snapshot: `attention_core.stats` measures (STAT_NAMES),
     the most-attended key's label ("top_key") and the held-out focus on the answer."""
@@ -284,11 +352,63 @@ def head_table(run: LiveRun) -> list[dict[str, Any]]:
     return rows
 
 
-def compare_payload(run: LiveRun, *, title: str) -> dict[str, Any]:
+def compare_payload(run: LiveRun, *, title: str, names: list[str] | None = None) -> dict[str, Any]:
     """The last snapshot's heads on the example sequence, as plain data to set beside other
     heads (e.g. a pretrained model's): {"weights": (H, n, n) float32, "labels":
-    `index:token` strings, "title"}."""
+    `index:token` strings, "title", "names": one title per head or None}."""
     if not run.snapshots:
         raise ValueError("the run has no snapshot yet; train first")
     weights = np.ascontiguousarray(run.snapshots[-1].weights, dtype=np.float32)  # (H, n, n)
-    return {"weights": weights, "labels": list(run.labels), "title": title}
+    if names is not None and len(names) != weights.shape[0]:
+        raise ValueError(f"names must have one title per head ({weights.shape[0]})")
+    return {"weights": weights, "labels": list(run.labels), "title": title, "names": names}
+
+
+# --- a trained model's attention, step by step (for the lessons) ------------------------------
+@dataclass(frozen=True)
+class ExampleTrace:
+    """One attention layer of a trained model on its task's example sequence, every step
+    kept: `trace` is `AttentionTrace.numpy()` (x (n, C), q/k/v (H, n, D), scores, scaled,
+    weights (H, n, n), head_outputs (H, n, D), concat, output (n, C)), so a page that
+    shows the five steps for a sentence shows them for the trained model unchanged."""
+
+    trace: dict[str, np.ndarray]
+    labels: list[str]  # `index:token` of the example sequence
+    divisor: float  # √d_k
+    multi: bool  # MultiHeadAttention (with W_o), else the article's single head
+    causal: bool  # keys after the query are masked
+    mask_self: bool  # the diagonal is masked
+    layer: int
+    layers: int
+
+
+def example_trace(run: LiveRun, layer: int = 0) -> ExampleTrace:
+    """Every step of `layer` of the run's model (as trained so far) on the example sequence."""
+    config = run.config
+    model = run.model
+    layers = TASKS[config.task].layers
+    if not isinstance(layer, int) or not 0 <= layer < layers:
+        raise ValueError(f"layer must be in 0..{layers - 1}, got {layer!r}")
+    tokens = torch.from_numpy(example_sequence(config))[None]  # (1, n)
+    with torch.no_grad(), single_thread():
+        if isinstance(model, InductionModel):
+            x = model.layer_input(tokens, layer)  # (1, n, C)
+            module = model.layers[layer]
+            mask = model.mask
+        else:
+            x = torch.cat(  # the ToyAttentionModel's input: [token | position] (1, n, C)
+                [model.token_embedding(tokens), model.position_embedding.weight[None]], dim=-1
+            )
+            module = model.attention
+            mask = model.mask
+        t = module.trace(x, mask)
+    return ExampleTrace(
+        trace=t.numpy(),
+        labels=list(run.labels),
+        divisor=t.divisor,
+        multi=isinstance(module, MultiHeadAttention),
+        causal=layers == 2,
+        mask_self=TASKS[config.task].mask_self,
+        layer=layer,
+        layers=layers,
+    )

@@ -23,9 +23,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from attention_core.train.induction import InductionModel, detector_scores, probe_sequences
 from attention_core.train.model import ToyAttentionModel, build_model
 from attention_core.train.tasks import (
     _TRAIN_STREAM,
+    TASKS,
     TrainConfig,
     _check_int,
     example_sequence,
@@ -51,15 +53,19 @@ class Snapshot:
     accuracy: float
     weights: np.ndarray  # (H, n, n) float32, each row sums to 1
     predictions: np.ndarray  # (n,) int64
+    # (2, H) previous-token and induction score of every head on held-out probe sequences
+    # (attention_core.train.induction.detector_scores); 2-layer tasks only
+    detector: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
 class Evaluation:
     """Held-out results: exact per-position accuracy and how sharply each head attends to
-    the answer's position (its mass on `target_positions`, averaged over all rows)."""
+    the answer's position (its mass on `target_positions`, averaged over all rows that
+    have an answer)."""
 
     accuracy: float
-    position_accuracy: np.ndarray  # (n,) accuracy of each output position
+    position_accuracy: np.ndarray  # (n,) accuracy of each output position (NaN: no answers)
     sequence_accuracy: float  # every position right
     head_focus: np.ndarray  # (H,) mean attention mass on the target position
     best_head: int
@@ -72,7 +78,7 @@ class TrainResult:
     """What `fit` returns: the trained model, every snapshot and the held-out evaluation."""
 
     config: TrainConfig
-    model: ToyAttentionModel = field(repr=False)
+    model: ToyAttentionModel | InductionModel = field(repr=False)
     snapshots: tuple[Snapshot, ...]
     evaluation: Evaluation
 
@@ -93,7 +99,7 @@ def _batch(config: TrainConfig, rng: np.random.Generator) -> tuple[Tensor, Tenso
 
 
 def _check_model(model: nn.Module, config: TrainConfig) -> None:
-    if not isinstance(model, ToyAttentionModel):
+    if not isinstance(model, ToyAttentionModel | InductionModel):
         raise ValueError("model must be a ToyAttentionModel made by build_model(config)")
     mc = model.config
     sizes = ("task", "seq_len", "vocab_size", "embed_dim", "num_heads")
@@ -107,30 +113,38 @@ def _check_model(model: nn.Module, config: TrainConfig) -> None:
 def train(
     config: TrainConfig,
     *,
-    model: ToyAttentionModel | None = None,
+    model: ToyAttentionModel | InductionModel | None = None,
     should_stop: Callable[[], bool] | None = None,
+    resumable: bool = False,
 ) -> Iterator[Snapshot]:
     """Train step by step, yielding a Snapshot at step 0 (untrained), every
     `snapshot_every` steps and at the end.
 
     Pass `model` (from `build_model(config)`) to keep the trained model; it is updated in
     place. `should_stop` is asked before every step; when it returns True the run ends
-    with a snapshot of the current step. The config is validated here, before the first
-    snapshot is requested. Adam on cross-entropy; the global torch RNG is never touched.
+    with a snapshot of the current step, or, if `resumable`, pauses there: the next
+    `next()` carries on exactly as if nothing had happened (same batches, same optimizer
+    state; only that extra snapshot differs). The config is validated here, before the
+    first snapshot is requested. Adam on cross-entropy; the global torch RNG is never
+    touched.
     """
     config.validate()
     if model is None:
         model = build_model(config)
     _check_model(model, config)
-    return _train(config, model, should_stop)
+    return _train(config, model, should_stop, resumable)
 
 
 def _train(
-    config: TrainConfig, model: ToyAttentionModel, should_stop: Callable[[], bool] | None
+    config: TrainConfig,
+    model: ToyAttentionModel | InductionModel,
+    should_stop: Callable[[], bool] | None,
+    resumable: bool = False,
 ) -> Iterator[Snapshot]:
     rng = np.random.default_rng([_TRAIN_STREAM, config.seed])
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     example = torch.from_numpy(example_sequence(config))[None]  # (1, n)
+    probe = probe_sequences(config) if TASKS[config.task].layers == 2 else None  # (P, n)
     K = config.num_classes
     for step in range(config.steps + 1):
         stop = should_stop is not None and bool(should_stop())
@@ -139,18 +153,27 @@ def _train(
         # snapshots stays the caller's
         with torch.enable_grad():
             logits, _ = model(tokens)  # (B, n, K)
-            loss = F.cross_entropy(logits.reshape(-1, K), answers.reshape(-1))  # (B·n, K)
-        last = stop or step == config.steps
-        if last or step % config.snapshot_every == 0:
+            # answers of -1 (no answer: `induction`'s first occurrences) are left out
+            loss = F.cross_entropy(
+                logits.reshape(-1, K), answers.reshape(-1), ignore_index=-1
+            )  # (B·n, K)
+        last = step == config.steps or (stop and not resumable)
+        if stop or last or step % config.snapshot_every == 0:
             with torch.no_grad():
-                accuracy = (logits.argmax(-1) == answers).double().mean().item()
+                valid = answers >= 0
+                accuracy = (logits.argmax(-1) == answers)[valid].double().mean().item()
                 ex_logits, ex_weights = model(example)  # (1, n, K), (1, H, n, n)
+                detector = None
+                if probe is not None:
+                    _, probe_weights = model(torch.from_numpy(probe))  # (P, H, n, n)
+                    detector = detector_scores(probe_weights.numpy(), probe)  # (2, H)
             yield Snapshot(
                 step=step,
                 loss=float(loss.item()),
                 accuracy=float(accuracy),
                 weights=ex_weights[0].numpy().astype(np.float32),  # (H, n, n)
                 predictions=ex_logits[0].argmax(-1).numpy().astype(np.int64),  # (n,)
+                detector=detector,
             )
         if last:
             return
@@ -161,7 +184,7 @@ def _train(
 
 
 def evaluate(
-    model: ToyAttentionModel,
+    model: ToyAttentionModel | InductionModel,
     config: TrainConfig,
     *,
     num_sequences: int = 512,
@@ -181,16 +204,24 @@ def evaluate(
     targets = target_positions(config.task, seqs)  # (B, n)
     with torch.no_grad():
         logits, weights = model(torch.from_numpy(seqs))  # (B, n, K), (B, H, n, n)
+    valid = answers >= 0  # (B, n) positions with an answer (all but induction's first ones)
     correct = logits.argmax(-1).numpy() == answers  # (B, n)
     w = weights.numpy().astype(np.float64)
-    index = np.broadcast_to(targets[:, None, :, None], (*w.shape[:3], 1))  # (B, H, n, 1)
+    index = np.broadcast_to(np.maximum(targets, 0)[:, None, :, None], (*w.shape[:3], 1))
     mass = np.take_along_axis(w, index, axis=-1)[..., 0]  # (B, H, n)
-    head_focus = mass.mean(axis=(0, 2))  # (H,)
+    head_focus = (mass * valid[:, None]).sum(axis=(0, 2)) / valid.sum()  # (H,)
+    if TASKS[config.task].layers == 2:
+        # every key right after an earlier copy of the query's token holds the answer, not
+        # only the latest: the focus is the mass on all of them (the induction score)
+        head_focus = detector_scores(w, seqs)[1]  # (H,)
     best = int(head_focus.argmax())
+    per_position = valid.sum(axis=0)  # (n,)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        position_accuracy = (correct & valid).sum(axis=0) / per_position  # (n,), NaN if none
     return Evaluation(
-        accuracy=float(correct.mean()),
-        position_accuracy=correct.mean(axis=0),
-        sequence_accuracy=float(correct.all(axis=1).mean()),
+        accuracy=float(correct[valid].mean()),
+        position_accuracy=position_accuracy,
+        sequence_accuracy=float((correct | ~valid).all(axis=1).mean()),
         head_focus=head_focus,
         best_head=best,
         focus=float(head_focus[best]),

@@ -23,6 +23,13 @@ masking the diagonal in `match` and `sort`, is a rule of the task: see
   "attend to everything except the answer" codes with under 10 % of the mass on the
   answer. `sort` is the exception (σ = 1, embed_dim 64): committing early there can
   freeze a wrong order of the numbers, and about 1 seed in 8 then stalled near 80 %.
+- W_q starts at QUERY_INIT_SCALE = 0.1 of its usual size, so the step-0 scores are small
+  and every head starts near uniform: the class watches a pattern emerge from noise
+  rather than one that was there at step 0. With σ = 3 and the usual W_q, the most
+  focused head of `reverse`, `previous` and `match` already put 0.6-0.9 of each row on one
+  key (mean row maximum) before training; scaled, 0.21-0.30 over 6 seeds per task, and
+  all 24 runs still reached 100 % held-out accuracy with focus >= 0.88.
+  `STEP0_ROW_MAX` states the bound the tests hold every task to.
 
 Shape legend: B batch, n seq_len, C embed_dim, H num_heads, K output classes.
 """
@@ -34,9 +41,13 @@ import torch
 from torch import Tensor, nn
 
 from attention_core.attention import build_attention
+from attention_core.train.induction import InductionModel
 from attention_core.train.tasks import _INIT_STREAM, TASKS, TrainConfig, attention_mask
 
-__all__ = ["ToyAttentionModel", "build_model"]
+__all__ = ["QUERY_INIT_SCALE", "STEP0_ROW_MAX", "ToyAttentionModel", "build_model"]
+
+QUERY_INIT_SCALE = 0.1  # W_q (and b_q) start this much smaller: near-uniform attention
+STEP0_ROW_MAX = 0.4  # at step 0 no head's mean row maximum is above this (every task)
 
 
 class ToyAttentionModel(nn.Module):
@@ -74,6 +85,10 @@ class ToyAttentionModel(nn.Module):
             )
             nn.init.uniform_(self.readout.weight, -bound, bound, generator=gen)
             nn.init.uniform_(self.readout.bias, -bound, bound, generator=gen)
+            query = self.attention.query_linear
+            query.weight.mul_(QUERY_INIT_SCALE)
+            if query.bias is not None:
+                query.bias.mul_(QUERY_INIT_SCALE)
         # (n, n) bool, or None where nothing is masked (then no masking work at all)
         mask = torch.from_numpy(attention_mask(config)) if TASKS[config.task].mask_self else None
         self.register_buffer("mask", mask, persistent=False)
@@ -97,6 +112,10 @@ class ToyAttentionModel(nn.Module):
         return self.readout(out), weights  # (B, n, K), (B, H, n, n)
 
 
-def build_model(config: TrainConfig) -> ToyAttentionModel:
-    """A freshly initialised model, a pure function of `config` (its seed and sizes)."""
+def build_model(config: TrainConfig) -> ToyAttentionModel | InductionModel:
+    """A freshly initialised model, a pure function of `config` (its seed and sizes): the
+    one-layer `ToyAttentionModel`, or the 2-layer `InductionModel` for `induction`."""
+    config.validate()
+    if TASKS[config.task].layers == 2:
+        return InductionModel(config)
     return ToyAttentionModel(config)

@@ -15,6 +15,21 @@ The tasks:
              copy of its token                                   (content matching)
 - `sort`     tokens are distinct; answer at i = the next larger token in the sequence,
              the largest wrapping round to the smallest           (content comparison)
+- `induction` a segment of c distinct random tokens repeated (c varies per sequence);
+             answer at i = the token that followed the previous occurrence of token i,
+             i.e. the next token (Olsson et al. 2022, "In-context learning and induction
+             heads"). Positions whose token has not occurred before have no answer (-1)
+             and are left out of the loss and the accuracy. Solved by a 2-layer
+             attention-only model (`attention_core.train.induction`), causal.
+
+`induction` varies the period c (MIN_PERIOD … n/2) so that no fixed offset answers it: a
+head that reads "c-1 back" would need to know c. Only content does: a previous-token head
+in layer 0 writes "the token before me" into every position, and a layer-1 head matches
+its own token against that (an induction head) and copies the token it finds. With one
+copy of a segment, a random prefix and a varying segment length instead, 2 x 2 heads sat
+on a plateau near 16 % for 8000 steps ("a token of the segment not repeated yet");
+repeated periodic segments give every position after the first period an answer, and the
+circuit forms within ~150 steps (bench/section_train.py).
 
 `sort` is the pointer form of sorting: following the answers from the smallest token
 spells the sorted sequence. The literal form "answer at i = the i-th smallest token" has
@@ -46,10 +61,12 @@ import numpy as np
 from attention_core.limits import MAX_TRAIN_STEPS, valid_num_heads
 
 __all__ = [
+    "MAX_INDUCTION_SEQ_LEN",
     "MAX_TRAIN_BATCH",
     "MAX_TRAIN_EMBED_DIM",
     "MAX_TRAIN_SEQ_LEN",
     "MAX_TRAIN_VOCAB",
+    "MIN_PERIOD",
     "TASKS",
     "SettingError",
     "TaskInfo",
@@ -58,12 +75,15 @@ __all__ = [
     "default_config",
     "example_sequence",
     "is_held_out",
+    "max_seq_len",
     "sample_sequences",
     "target_positions",
     "task_outputs",
 ]
 
 MAX_TRAIN_SEQ_LEN = 16
+MAX_INDUCTION_SEQ_LEN = 32  # the induction task needs room for its segment to repeat
+MIN_PERIOD = 4  # shortest repeated segment of the induction task
 MAX_TRAIN_VOCAB = 64
 MAX_TRAIN_EMBED_DIM = 128
 MAX_TRAIN_BATCH = 1024
@@ -87,6 +107,9 @@ class TaskInfo:
     pattern: str  # one-line English name of the attention pattern a solution shows
     # True when the answer is never the query's own position: the diagonal is then masked
     mask_self: bool = False
+    # 2: the 2-layer attention-only model of attention_core.train.induction (causal), with
+    # num_heads heads in layer 0 and one in layer 1
+    layers: int = 1
 
 
 TASKS: dict[str, TaskInfo] = {
@@ -112,7 +135,20 @@ TASKS: dict[str, TaskInfo] = {
         pattern="next larger key (the sorted order as a chain of pointers)",
         mask_self=True,
     ),
+    "induction": TaskInfo(
+        name="induction",
+        output="token",
+        pattern="previous-token head (layer 0), then induction head (layer 1)",
+        layers=2,
+    ),
 }
+
+
+def max_seq_len(task: str) -> int:
+    """The longest sequence `task` trains on."""
+    if task in TASKS and TASKS[task].layers == 2:
+        return MAX_INDUCTION_SEQ_LEN
+    return MAX_TRAIN_SEQ_LEN
 
 
 class SettingError(ValueError):
@@ -175,7 +211,8 @@ class TrainConfig:
                 valid=", ".join(TASKS),
             )
         _check_int("steps", self.steps, 1, MAX_TRAIN_STEPS)
-        _check_int("seq_len", self.seq_len, 2, MAX_TRAIN_SEQ_LEN)
+        low_n = 2 * MIN_PERIOD if self.task == "induction" else 2
+        _check_int("seq_len", self.seq_len, low_n, max_seq_len(self.task))
         _check_int("vocab_size", self.vocab_size, 2, MAX_TRAIN_VOCAB)
         # >= 2 so both the token and the position part of the embedding get a dimension
         _check_int("embed_dim", self.embed_dim, 2, MAX_TRAIN_EMBED_DIM)
@@ -218,6 +255,14 @@ class TrainConfig:
                     need=n // 2,
                     vocab=v,
                 )
+        if self.task == "induction" and v < n // 2:
+            raise SettingError(
+                f"task 'induction' repeats a segment of up to seq_len/2 = {n // 2} distinct "
+                f"tokens; vocab_size must be >= {n // 2}, got {v}",
+                "induction_vocab",
+                need=n // 2,
+                vocab=v,
+            )
         if self.task == "sort" and v <= n:
             # with vocab_size == seq_len every sequence is a shuffle of 0..n-1 and the next
             # larger number is always token + 1: no comparison needed, nothing to see
@@ -228,6 +273,11 @@ class TrainConfig:
                 n=n,
                 vocab=v,
             )
+
+    @property
+    def total_heads(self) -> int:
+        """Heads of the whole model: num_heads, plus layer 1's one head for `induction`."""
+        return self.num_heads + (1 if TASKS[self.task].layers == 2 else 0)
 
     @property
     def num_classes(self) -> int:
@@ -244,6 +294,15 @@ _TASK_DEFAULTS: dict[str, dict[str, float]] = {
     "previous": {},
     "match": {},
     "sort": {"embed_dim": 64, "num_heads": 1, "embed_init_std": 1.0},
+    # measured in bench/section_train.py (see attention_core.train.induction)
+    "induction": {
+        "seq_len": 24,
+        "vocab_size": 16,
+        "embed_dim": 32,
+        "num_heads": 2,
+        "steps": 600,
+        "embed_init_std": 1.0,
+    },
 }
 
 
@@ -277,7 +336,8 @@ def target_positions(task: str, seq: np.ndarray) -> np.ndarray:
     """The key position that carries the answer, for every query position.
 
     seq: (n,) or (B, n) integer tokens; returns int64 of the same shape. Every position
-    has a target (for `previous`, position 0 is its own target), so no row is excluded.
+    has a target (for `previous`, position 0 is its own target), except in `induction`:
+    there a position whose token has not occurred before has none (-1).
     Raises ValueError if `seq` breaks the task's rule (`match`: every token exactly
     twice; `sort`: distinct tokens).
     """
@@ -293,6 +353,11 @@ def target_positions(task: str, seq: np.ndarray) -> np.ndarray:
         if not (same.sum(-1) == 1).all():
             raise ValueError("task 'match' needs every token to appear exactly twice")
         tp = same.argmax(-1)
+    elif task == "induction":
+        # key j+1 after the latest earlier occurrence j of the query's token
+        earlier = (x[:, :, None] == x[:, None, :]) & (idx[None, :] < idx[:, None])  # (B, n, n)
+        latest = n - 1 - earlier[:, :, ::-1].argmax(-1)  # (B, n) last True along keys
+        tp = np.where(earlier.any(-1), latest + 1, -1)
     else:  # sort
         if (np.sort(x, axis=1)[:, 1:] == np.sort(x, axis=1)[:, :-1]).any():
             raise ValueError("task 'sort' needs distinct tokens")
@@ -305,7 +370,8 @@ def target_positions(task: str, seq: np.ndarray) -> np.ndarray:
 
 
 def task_outputs(task: str, seq: np.ndarray) -> np.ndarray:
-    """The correct answer at every position: a token, or a position for `match`.
+    """The correct answer at every position: a token, or a position for `match`; -1 where
+    there is none (`induction`, a token seen for the first time).
 
     seq: (n,) or (B, n); returns int64 of the same shape.
     """
@@ -313,7 +379,9 @@ def task_outputs(task: str, seq: np.ndarray) -> np.ndarray:
     if TASKS[task].output == "position":
         return tp
     x = _as_batch(task, seq)
-    return np.take_along_axis(x, tp.reshape(x.shape), axis=1).reshape(np.shape(seq))
+    tp2 = tp.reshape(x.shape)  # (B, n)
+    answers = np.take_along_axis(x, np.maximum(tp2, 0), axis=1)  # (B, n)
+    return np.where(tp2 >= 0, answers, -1).reshape(np.shape(seq))
 
 
 def is_held_out(seq: np.ndarray) -> np.ndarray:
@@ -340,6 +408,11 @@ def _draw(config: TrainConfig, num: int, rng: np.random.Generator) -> np.ndarray
         return rng.integers(0, v, size=(num, n), dtype=np.int64)
     if config.task == "sort":
         return rng.permuted(np.tile(np.arange(v), (num, 1)), axis=1)[:, :n]  # (num, n)
+    if config.task == "induction":
+        period = rng.integers(MIN_PERIOD, n // 2 + 1, size=num)  # (num,)
+        tokens = rng.permuted(np.tile(np.arange(v), (num, 1)), axis=1)[:, : n // 2]  # (num, n/2)
+        where = np.arange(n)[None, :] % period[:, None]  # (num, n) index into the segment
+        return np.take_along_axis(tokens, where, axis=1)  # (num, n)
     # match: n/2 distinct tokens, each written twice, shuffled
     tokens = rng.permuted(np.tile(np.arange(v), (num, 1)), axis=1)[:, : n // 2]  # (num, n/2)
     return rng.permuted(np.concatenate([tokens, tokens], axis=1), axis=1)  # (num, n)
@@ -378,9 +451,12 @@ def example_sequence(config: TrainConfig) -> np.ndarray:
 
 def attention_mask(config: TrainConfig) -> np.ndarray:
     """(n, n) bool, True where query i may attend to key j: all True, except the diagonal
-    for the tasks whose answer is never the query itself (`TaskInfo.mask_self`)."""
+    for the tasks whose answer is never the query itself (`TaskInfo.mask_self`), and
+    j <= i (causal) for the 2-layer `induction` model."""
     config.validate()
     n = config.seq_len
+    if TASKS[config.task].layers == 2:
+        return np.tril(np.ones((n, n), dtype=bool))
     if TASKS[config.task].mask_self:
         return ~np.eye(n, dtype=bool)
     return np.ones((n, n), dtype=bool)
