@@ -74,7 +74,6 @@ REDRAW_S = 0.3  # at the "fast" pace, redraw curves and heads at most this often
 PLAY = "_train_playing"  # playback running (not a widget)
 PLAY_AT = "_train_play_at"  # the step playback shows now, for Pause to stop on
 REPLAY_NEXT = "_train_replay_next"  # the scrubber's position after a playback run
-PLAY_SECONDS = 10.0  # a playback from step 0 to the end takes about this long
 state = st.session_state
 
 
@@ -659,7 +658,7 @@ if quiz_col.button(tr("train_quiz_link"), key="train_to_quiz"):
 # --- playback: the recorded snapshots again, one frame at a time --------------------------------
 if playing:
     start = steps.index(step)
-    delay = PLAY_SECONDS / max(len(steps) - 1, 1)
+    delay = PACES[pace] / max(len(steps) - 1, 1)  # the whole run in the pace's time
     for index in range(start + 1, len(steps)):
         time.sleep(delay)
         snap = run.snapshots[index]
