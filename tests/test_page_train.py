@@ -23,7 +23,8 @@ SETTINGS = ("seq_len", "vocab_size", "embed_dim", "num_heads", "steps", "lr", "s
 
 
 def open_train(params: dict[str, str] | None = None, **state: object) -> AppTest:
-    at = run_app(params, page=PAGE, **state)
+    """The page at the "fast" pace (the default "watch" pace spreads a run over ~10 s)."""
+    at = run_app({"pace": "fast", **(params or {})}, page=PAGE, **state)
     assert not at.exception, at.exception
     return at
 
@@ -225,3 +226,76 @@ def test_default_reverse_reaches_a_sharp_pattern_through_the_page():
     print(f"default reverse through the page: {wall:.1f} s wall")
     assert accuracy_shown(at) >= 95.0
     assert "puts" in plain(at)  # the sharp-head verdict, not the "train longer" one
+
+
+# --- issue 14: the induction task, pace, continue, playback, trained weights in the lessons ---
+def _finished(task: str = "reverse", **overrides: object) -> LiveRun:
+    run = LiveRun.start(default_config(task, **overrides))
+    run.run_to_end()
+    return run
+
+
+def test_induction_run_draws_the_detector_and_names_its_heads():
+    at = open_train()
+    at.selectbox(key="train_task").set_value("induction").run()
+    assert at.session_state["train_seq_len"] == 24  # the task's defaults, beyond 16
+    at.button("train_run").click().run()
+    assert not at.exception, at.exception
+    run: LiveRun = at.session_state[RUN]
+    assert run.status == "done" and run.evaluation.accuracy >= 0.95
+    detector = chart(at, "train_detector")
+    assert len(detector["data"]) == 2 * 3  # two panels x (2 + 1) heads
+    heads = chart(at, "train_heads")
+    titles = [a["text"] for a in heads["layout"]["annotations"]]
+    assert any("layer 1 · head 0: induction head" in title for title in titles), titles
+    assert "layer 1 · head 0: induction head (score" in plain(at)
+    assert "have no answer" in plain(at)  # the first period's positions
+
+
+def test_pace_comes_from_the_url_and_a_bad_value_is_reported():
+    at = run_app({"pace": "slow"}, page=PAGE)
+    assert at.session_state["train_pace"] == "slow" and at.query_params["pace"] == "slow"
+    at = run_app({"pace": "warp"}, page=PAGE)
+    assert at.session_state["train_pace"] == "watch"
+    assert any("warp" in w.value for w in at.warning)
+
+
+def test_continue_carries_a_stopped_run_to_the_end():
+    run = LiveRun.start(default_config("reverse", steps=30))
+    run.advance()
+    run.request_stop()
+    run.advance()  # stopped at step 1
+    at = open_train(**{RUN: run})
+    assert "Stopped at step 1 of 30" in plain(at)
+    at.button("train_continue").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state[RUN].status == "done"
+    assert "Trained 30 steps" in plain(at)
+
+
+def test_playback_moves_the_scrubber_from_the_start_to_the_end_and_before_after():
+    at = open_train(**{RUN: _finished(steps=40)})
+    at.select_slider(key="train_replay").set_value(0).run()
+    assert int(at.select_slider(key="train_replay").value) == 0
+    at.button("train_play").click().run()  # fast pace: no wait between frames
+    assert not at.exception, at.exception
+    assert int(at.select_slider(key="train_replay").value) == 40
+    at.toggle(key="train_before_after").set_value(True).run()
+    before, after = panels(at, "train_heads_before"), panels(at, "train_heads_after")
+    run = at.session_state[RUN]
+    np.testing.assert_array_equal(np.stack(before), run.snapshots[0].weights)
+    np.testing.assert_array_equal(np.stack(after), run.snapshots[-1].weights)
+
+
+def test_step_by_step_runs_on_a_finished_run_named_in_the_url():
+    from attention_core.train.live import example_trace
+
+    run = _finished("reverse", steps=30)
+    at = run_app({"trained": "1", "step": "1"}, page="pages/steps.py", _trained_runs={1: run})
+    assert not at.exception, at.exception
+    x = decode(chart(at, "steps_chart_x")["data"][0]["z"])
+    np.testing.assert_allclose(x, example_trace(run).trace["x"], atol=1e-6)
+    assert at.query_params["trained"] == "1"
+    # a run this session does not have: a clear message, the sentence instead
+    at = run_app({"trained": "9"}, page="pages/steps.py", _trained_runs={1: run})
+    assert not at.exception and any("“9”" in w.value for w in at.warning)
