@@ -464,8 +464,14 @@ def _masked_forward(loaded: LoadedModel, inputs: dict[str, Any], masks: torch.Te
     ]
     batched = {k: v.expand(batch, -1) for k, v in inputs.items()}  # each (B, n)
     with _hooks(handles), torch.no_grad():
-        out = loaded.model(**batched)
-    return out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]  # (B, n, C)
+        out = _base(loaded.model)(**batched)
+    return out.last_hidden_state  # (B, n, C)
+
+
+def _base(model: Any) -> Any:
+    """The transformer under any head (a GPT-2 LM head model's `transformer`): its output
+    is the final hidden states, which ablation compares."""
+    return getattr(model, "base_model", model)
 
 
 def _shape(loaded: LoadedModel) -> tuple[int, int]:
@@ -494,8 +500,7 @@ def ablate(
         masks[0, layer, head] = 0.0
     inputs = _inputs(loaded, text, max_tokens)
     with torch.no_grad():
-        out = loaded.model(**inputs)
-    original = (out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0])[0]
+        original = _base(loaded.model)(**inputs).last_hidden_state[0]  # (n, C)
     hidden = _masked_forward(loaded, inputs, masks)[0]  # (n, C)
     return AblationResult(
         hidden=hidden.double().numpy(),

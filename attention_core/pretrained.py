@@ -11,7 +11,21 @@ The weights are exactly what transformers returns with `output_attentions=True`
 `attn_implementation="eager"` because the default SDPA path fuses softmax into the kernel
 and returns no attention weights.
 
-Shape legend: L layers, H heads per layer, n tokens (special tokens included).
+Model families (`LoadedModel.family`):
+    encoder          BERT, MiniLM, RoBERTa…: self-attention over the text, both directions.
+    decoder          GPT-2 and the like: causal self-attention; `run_model(..., generate=k)`
+                     also writes k tokens greedily, and the attentions cover them too (the
+                     rows of the generated tokens are how each was written).
+    encoder-decoder  T5, BART…: the encoder's self-attention over the text (`attentions`),
+                     and for the tokens the decoder writes greedily its own causal
+                     self-attention (`decoder_attentions`) and its cross-attention to the
+                     text (`cross_attentions`).
+`build_tiny_model` writes a tiny, randomly initialised model of each family into a folder,
+with a WordPiece tokenizer made from the packaged MiniLM's vocabulary, so every family is
+tested offline without downloading anything.
+
+Shape legend: L layers, H heads per layer, n tokens (special tokens included), m tokens
+written by a decoder.
 """
 
 from __future__ import annotations
@@ -34,9 +48,11 @@ from attention_core.resources import minilm_dir
 
 __all__ = [
     "DEFAULT_MODEL",
+    "FAMILIES",
     "LoadedModel",
     "ModelLoadError",
     "PretrainedAttention",
+    "build_tiny_model",
     "hide_special",
     "load_model",
     "run_model",
@@ -50,6 +66,9 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
 _PROBE_TIMEOUT_S = 3.0
 _PROBE_TEXT = "attention"
 _TRUTHY = {"1", "true", "yes", "on"}
+FAMILIES = ("encoder", "decoder", "encoder-decoder")
+MAX_GENERATE = 32  # tokens a decoder may write for one view
+DEFAULT_DECODER_TOKENS = 8  # what an encoder-decoder writes when not told
 
 # A fast tokenizer's __call__ rewrites the shared Rust tokenizer's truncation settings before
 # encoding, so two Streamlit sessions tokenizing at once could use each other's settings.
@@ -92,6 +111,7 @@ class LoadedModel:
     num_layers: int  # L
     num_heads: int  # H
     max_length: int  # most tokens (special tokens included) the model accepts
+    family: str = "encoder"  # one of FAMILIES
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,6 +128,12 @@ class PretrainedAttention:
     unknown: list[bool]  # the tokenizer's unk token ([UNK]): the vocabulary lacks this text
     attentions: np.ndarray  # (L, H, n, n) float32
     truncated: bool  # the text was cut to fit max_tokens / the model's max length
+    # decoder: which tokens the model wrote itself (after the text); n flags
+    generated: list[bool] | None = None
+    # encoder-decoder: the tokens the decoder wrote, its self- and cross-attention
+    decoder_tokens: list[str] | None = None
+    decoder_attentions: np.ndarray | None = None  # (L, H, m, m) float32, causal
+    cross_attentions: np.ndarray | None = None  # (L, H, m, n) float32: decoder → text
 
     @property
     def unknown_fraction(self) -> float:
@@ -141,11 +167,36 @@ def _hub_reachable() -> bool:
         return False
 
 
-def _from_pretrained(source: str, *, local_files_only: bool) -> tuple[Any, Any]:
-    from transformers import AutoModel, AutoTokenizer
+def model_family(config: Any) -> str:
+    """ "encoder-decoder" (T5, BART), "decoder" (a causal language model: GPT-2, Llama…) or
+    "encoder" (BERT-like), from a transformers config."""
+    if getattr(config, "is_encoder_decoder", False):
+        return "encoder-decoder"
+    architectures = getattr(config, "architectures", None) or []
+    if getattr(config, "is_decoder", False) or any(
+        a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures
+    ):
+        return "decoder"
+    return "encoder"
 
+
+def _from_pretrained(source: str, *, local_files_only: bool) -> tuple[Any, Any]:
+    from transformers import (
+        AutoConfig,
+        AutoModel,
+        AutoModelForCausalLM,
+        AutoModelForSeq2SeqLM,
+        AutoTokenizer,
+    )
+
+    config = AutoConfig.from_pretrained(source, local_files_only=local_files_only)
+    auto = {
+        "encoder": AutoModel,
+        "decoder": AutoModelForCausalLM,  # with its LM head: it writes tokens
+        "encoder-decoder": AutoModelForSeq2SeqLM,
+    }[model_family(config)]
     # Eager attention: the SDPA default would return attentions=None.
-    model = AutoModel.from_pretrained(
+    model = auto.from_pretrained(
         source, attn_implementation="eager", local_files_only=local_files_only
     )
     tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_files_only)
@@ -252,20 +303,13 @@ def load_model(name: str | None = None) -> LoadedModel:
                 "not_found",
                 model=label,
             )
-    if getattr(model.config, "is_encoder_decoder", False):
-        raise ModelLoadError(
-            f"could not use {label!r}: it is an encoder-decoder model; this view needs an "
-            f"encoder (BERT-like) or decoder (GPT-like) model; {_PACKAGED_HINT}",
-            "encoder_decoder",
-            model=label,
-        )
     model.eval()  # dropout off: the weights shown are deterministic
 
     # One tiny forward both checks that this architecture returns attentions and reads
     # L and H from them, whatever the config calls those numbers.
     with _failing_as("probe", f"could not run {label!r} on a test sentence", model=label):
         probe = _forward(model, tokenizer, _PROBE_TEXT, limit=_max_length(model, tokenizer))
-    attentions = probe[-1]
+    attentions = probe.attentions
     if attentions.ndim != 4 or attentions.shape[0] == 0:
         raise ModelLoadError(
             f"could not use {label!r}: it returned no attention weights; {_PACKAGED_HINT}",
@@ -279,6 +323,7 @@ def load_model(name: str | None = None) -> LoadedModel:
         num_layers=int(attentions.shape[0]),
         num_heads=int(attentions.shape[1]),
         max_length=_max_length(model, tokenizer),
+        family=model_family(model.config),
     )
 
 
@@ -296,38 +341,114 @@ def _encode(tokenizer: Any, text: str, *, limit: int) -> tuple[dict[str, Any], b
     return dict(enc), full_length > len(enc["input_ids"])
 
 
-def _forward(
-    model: Any, tokenizer: Any, text: str, *, limit: int
-) -> tuple[dict[str, Any], bool, np.ndarray]:
-    """Encode and run the model; returns (encoding, truncated, attentions (L, H, n, n))."""
+@dataclass
+class _Run:
+    """What one encode-and-run gives: the encoding (with any written tokens appended, for
+    a decoder), whether the text was cut, the self-attentions (L, H, n, n), and for an
+    encoder-decoder the decoder's tokens and attentions."""
+
+    enc: dict[str, Any]
+    truncated: bool
+    attentions: np.ndarray
+    written: int = 0  # tokens a decoder appended to the text's
+    decoder_ids: list[int] | None = None
+    decoder_attentions: np.ndarray | None = None  # (L, H, m, m)
+    cross_attentions: np.ndarray | None = None  # (L, H, m, n)
+
+
+_NONE = np.zeros((0, 0, 0, 0), dtype=np.float32)
+
+
+def _stack(layers: Any) -> np.ndarray:
+    """L tensors of (1, H, q, k) → (L, H, q, k) float32; an empty array when absent."""
+    import torch
+
+    if not isinstance(layers, tuple) or not layers or any(a is None for a in layers):
+        return _NONE
+    return torch.cat(layers, dim=0).to(torch.float32).numpy()
+
+
+def _next_token(model: Any, **inputs: Any) -> int:
+    """The greedy next token: the most likely one after the last position."""
+    return int(model(**inputs).logits[0, -1].argmax())
+
+
+def _forward(model: Any, tokenizer: Any, text: str, *, limit: int, generate: int = 0) -> _Run:
+    """Encode and run the model (see _Run); a decoder first writes up to `generate` tokens
+    (within `limit`), an encoder-decoder's decoder writes up to `generate` tokens."""
     import torch
 
     enc, truncated = _encode(tokenizer, text, limit=limit)
     ids = enc["input_ids"]
     if not ids:  # e.g. GPT-2 on "": no tokens and no special tokens, nothing to run
-        return enc, truncated, np.zeros((0, 0, 0, 0), dtype=np.float32)
+        return _Run(enc, truncated, _NONE)
     names = getattr(tokenizer, "model_input_names", ["input_ids", "attention_mask"])
     inputs = {k: torch.tensor([enc[k]]) for k in names if k in enc}  # each (1, n)
+    family = model_family(model.config)
+    config = model.config
+    eos = getattr(config, "eos_token_id", None)
     # no_grad and the output_attentions argument (not config) leave the shared model as is.
     with torch.no_grad():
+        if family == "encoder-decoder":
+            start = getattr(config, "decoder_start_token_id", None)
+            written = [int(start if start is not None else (config.pad_token_id or 0))]
+            for _ in range(generate):
+                written.append(
+                    _next_token(model, **inputs, decoder_input_ids=torch.tensor([written]))
+                )
+                if written[-1] == eos:
+                    break
+            outputs = model(
+                **inputs, decoder_input_ids=torch.tensor([written]), output_attentions=True
+            )
+            return _Run(
+                enc,
+                truncated,
+                _stack(outputs.encoder_attentions),
+                decoder_ids=written,
+                decoder_attentions=_stack(outputs.decoder_attentions),
+                cross_attentions=_stack(outputs.cross_attentions),
+            )
+        added = 0
+        if family == "decoder":
+            for _ in range(max(0, min(generate, limit - len(ids)))):
+                token = _next_token(model, **inputs)
+                added += 1
+                # the written token extends every per-token list of the encoding
+                extra = {"input_ids": token, "attention_mask": 1, "token_type_ids": 0}
+                extra |= {"special_tokens_mask": 0, "offset_mapping": (0, 0)}
+                enc = {k: [*v, extra[k]] if k in extra else v for k, v in enc.items()}
+                inputs = {k: torch.tensor([enc[k]]) for k in names if k in enc}  # (1, n+1)
+                if token == eos:
+                    break
         outputs = model(**inputs, output_attentions=True)
-    layers = outputs.attentions
-    if not isinstance(layers, tuple) or not layers or any(a is None for a in layers):
-        return enc, truncated, np.zeros((0, 0, 0, 0), dtype=np.float32)
-    # L tensors of (1, H, n, n) → (L, H, n, n)
-    attentions = torch.cat(layers, dim=0).to(torch.float32).numpy()
-    return enc, truncated, attentions
+    return _Run(enc, truncated, _stack(outputs.attentions), written=added)
 
 
 def run_model(
-    loaded: LoadedModel, text: str, *, max_tokens: int = MAX_TOKENS
+    loaded: LoadedModel,
+    text: str,
+    *,
+    max_tokens: int = MAX_TOKENS,
+    generate: int | None = None,
 ) -> PretrainedAttention:
     """Run `text` through the model and return its tokens and attentions (L, H, n, n).
 
     Text longer than MAX_TEXT_CHARS characters or `max_tokens` tokens (or the model's own
     max length) is cut, and `truncated` says so. Empty text is valid: for BERT-like models it
     gives just [CLS] [SEP]. Safe to call from several threads with one shared LoadedModel.
+
+    `generate` (0…MAX_GENERATE): a decoder writes that many tokens greedily after the text
+    (default 0; they are in `tokens` and `attentions`, flagged in `generated`); an
+    encoder-decoder's decoder writes up to that many (default DEFAULT_DECODER_TOKENS, see
+    `decoder_tokens`). Encoders ignore it.
     """
+    if generate is None:
+        generate = DEFAULT_DECODER_TOKENS if loaded.family == "encoder-decoder" else 0
+    if not isinstance(generate, int) or isinstance(generate, bool):
+        raise ValueError(f"generate must be an integer, got {generate!r}")
+    if not 0 <= generate <= MAX_GENERATE:
+        raise ValueError(f"generate must be between 0 and {MAX_GENERATE}, got {generate}")
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
     tokenizer = loaded.tokenizer
@@ -340,7 +461,8 @@ def run_model(
     cut = len(text) > MAX_TEXT_CHARS
     text = text[:MAX_TEXT_CHARS]  # a prefix, so offsets still index the caller's text
     limit = min(max_tokens, loaded.max_length)
-    enc, truncated, attentions = _forward(loaded.model, tokenizer, text, limit=limit)
+    run = _forward(loaded.model, tokenizer, text, limit=limit, generate=generate)
+    enc, truncated, attentions = run.enc, run.truncated, run.attentions
 
     ids: list[int] = list(enc["input_ids"])
     n = len(ids)
@@ -356,6 +478,14 @@ def run_model(
         unknown=[unk_id is not None and i == unk_id for i in ids],
         attentions=attentions,
         truncated=truncated or cut,
+        generated=[False] * (n - run.written) + [True] * run.written
+        if loaded.family == "decoder"
+        else None,
+        decoder_tokens=None
+        if run.decoder_ids is None
+        else list(tokenizer.convert_ids_to_tokens(run.decoder_ids)),
+        decoder_attentions=run.decoder_attentions if run.decoder_ids is not None else None,
+        cross_attentions=run.cross_attentions if run.decoder_ids is not None else None,
     )
 
 
@@ -384,3 +514,85 @@ def hide_special(weights: np.ndarray, special: Sequence[bool]) -> np.ndarray:
     out = np.zeros_like(kept)
     np.divide(kept, mass, out=out, where=mass > 0)
     return out
+
+
+def build_tiny_model(family: str, folder: str | Path, *, seed: int = 3) -> Path:
+    """Write a tiny, randomly initialised model of `family` (FAMILIES) into `folder` and
+    return it, ready for `load_model(str(folder))`: GPT-2 for "decoder", BART for
+    "encoder-decoder", BERT for "encoder"; 2 layers × 4 heads, width 32.
+
+    The tokenizer is the packaged all-MiniLM-L6-v2's WordPiece tokenizer (its shipped
+    vocabulary), so nothing is downloaded: every family runs offline (in CI too). Its
+    weights are random (seed 3: its greedy words for the test sentences are harmless): the
+    attention shows the mechanics, not anything learned.
+    """
+    import torch
+    from transformers import (
+        AutoTokenizer,
+        BartConfig,
+        BartForConditionalGeneration,
+        BertConfig,
+        BertModel,
+        GPT2Config,
+        GPT2LMHeadModel,
+    )
+
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
+    source = minilm_dir()
+    if source is None:
+        raise ModelLoadError(
+            f"the vocabulary comes from the packaged model; install it with `{_INSTALL_HINT}`",
+            "missing",
+        )
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    # The packaged model's own WordPiece tokenizer (vocab.txt, uncased), read from disk.
+    # GPT-2 and BART take no token_type_ids (GPT-2 would add the [PAD] embedding for them).
+    names = ["input_ids", "token_type_ids", "attention_mask"]
+    if family != "encoder":
+        names.remove("token_type_ids")
+    tokenizer = AutoTokenizer.from_pretrained(
+        str(source), local_files_only=True, model_input_names=names
+    )
+    tokenizer.model_max_length = 128
+    size = len(tokenizer)
+    ids = {
+        "pad_token_id": tokenizer.pad_token_id,
+        "bos_token_id": tokenizer.cls_token_id,
+        "eos_token_id": tokenizer.sep_token_id,
+    }
+    torch.manual_seed(seed)
+    if family == "decoder":
+        config = GPT2Config(vocab_size=size, n_positions=128, n_embd=32, n_layer=2, n_head=4, **ids)
+        model: Any = GPT2LMHeadModel(config)
+    elif family == "encoder-decoder":
+        config = BartConfig(
+            vocab_size=size,
+            max_position_embeddings=128,
+            d_model=32,
+            encoder_layers=2,
+            decoder_layers=2,
+            encoder_attention_heads=4,
+            decoder_attention_heads=4,
+            encoder_ffn_dim=64,
+            decoder_ffn_dim=64,
+            decoder_start_token_id=tokenizer.cls_token_id,
+            forced_eos_token_id=None,
+            **ids,
+        )
+        model = BartForConditionalGeneration(config)
+    else:
+        config = BertConfig(
+            vocab_size=size,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=64,
+            max_position_embeddings=128,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+        model = BertModel(config)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
