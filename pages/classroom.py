@@ -20,7 +20,9 @@ from ui.charts import show_chart
 from ui.classroom import (
     CLASS_PARAM,
     STUDENT_PARAM,
+    STUDENT_REFRESH_S,
     TEACHER,
+    TEACHER_REFRESH_S,
     poll_store_or_stop,
     push_settings_question,
     show_flash,
@@ -30,8 +32,6 @@ from ui.classroom import (
 from ui.common import entry_guard, lang, md_escape, tr
 from ui.presenter import page_url, qr_png
 
-TEACHER_REFRESH_S = 0.5  # the histogram follows the answers within about this
-STUDENT_REFRESH_S = 1.0
 BUTTONS_PER_ROW = 4  # on a phone Streamlit stacks the columns: one big button per line
 
 state = st.session_state

@@ -32,7 +32,9 @@ __all__ = [
     "CLASS_PARAM",
     "MAX_CLASS_OPTIONS",
     "STUDENT_PARAM",
+    "STUDENT_REFRESH_S",
     "TEACHER",
+    "TEACHER_REFRESH_S",
     "poll_store_or_stop",
     "push_settings_question",
     "push_to_class",
@@ -44,6 +46,11 @@ __all__ = [
 CLASS_PARAM, STUDENT_PARAM = "class", "sid"
 TEACHER = "poll_teacher"
 MAX_CLASS_OPTIONS = 24  # one big button per key fits a phone screen up to about this many
+# The live parts' refresh (st.fragment run_every). Measured with 100 simulated phones on
+# two replicas (bench/section_poll.py): at 1 s the phones' refreshes alone are ~100 runs
+# a second once a replica is down; 2 s halves that, and a question still shows in time.
+TEACHER_REFRESH_S = 0.5  # the histogram follows the answers within about this
+STUDENT_REFRESH_S = 2.0  # a phone sees a new question or the reveal within this
 
 
 def poll_store_or_stop() -> PollStore:

@@ -1,0 +1,499 @@
+"""A live class poll under load: simulated phones answering, a teacher's histogram following.
+
+Every participant speaks the app server's own websocket protocol (bench/streamlit_client.py,
+the protobufs that ship in the streamlit package), as a browser tab does on the Classroom
+page: the teacher opens a class and pushes a question, each student opens the join link
+(`?class=CODE`), taps "Join", and from then on refreshes its live fragment every
+STUDENT_REFRESH_S (what the page's `st.fragment(run_every=...)` makes a browser do), taps
+one key's button when it decides, and keeps refreshing. The teacher's tab refreshes its
+live fragment every TEACHER_REFRESH_S (its `run_every`) and reads the histogram it is sent.
+
+The full run (`python -m bench poll`): a throwaway redis-server on loopback, two replicas
+of the app sharing it (ATTENTION_POLL_REDIS_URL), nginx in front (deploy/run_replicas.py);
+100 students arrive over the first 5 s and answer within 10 s; at 5 s one replica is
+killed (SIGKILL). Its students' connections drop; they reconnect through nginx with the
+same link (class code and student id), land on the other replica, find their earlier
+answer still counted, or answer now. The teacher's tab is on the replica that stays up.
+
+Measured:
+  counted     the store's final counts equal a Counter of what the students tapped, each
+              student once; the teacher's last histogram shows the same
+  latency     answer → histogram: from a student sending its tap to the end of the first
+              teacher refresh that *started* after the tap's reply came back (so the tap
+              was stored before it): an upper bound on what the projector lags
+  reconnects  students whose connection dropped, and whose earlier answer they saw again
+
+    python -m bench poll            # 100 students, two replicas, Redis, one killed
+    python -m bench poll --quick    # 20 students, no kill
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import random
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from bench.streamlit_client import _DONE, CHART, StreamlitTab, Update
+from bench.tables import RESULTS_DIR, Table, fmt_s
+from ui.classroom import STUDENT_REFRESH_S, TEACHER_REFRESH_S  # the page's fragment timers
+
+__all__ = ["PollResult", "PollTab", "run", "run_poll", "start_redis"]
+
+PAGE = "classroom"
+JOIN_S = 5.0  # students arrive over this many seconds after the question is pushed
+ANSWER_S = 10.0  # and answer within this many
+END_S = 14.0  # then everyone keeps refreshing until here
+SENTENCE = "the cat sat on the mat because it was warm"  # 10 word tokens: 10 buttons
+_CODE = re.compile(r"^# ([A-Z2-9]{4})$")
+_FINISHED = {*_DONE, ForwardMsg.ScriptFinishedStatus.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
+
+
+class PollTab(StreamlitTab):
+    """A tab of the Classroom page: its widgets by key, its live fragment, what it shows."""
+
+    def __init__(self, base_url: str, params: dict[str, object] | None = None, **kw: Any):
+        super().__init__(base_url, params, **kw)
+        self.fragment = ""  # the page's run_every fragment (from the server's auto_rerun)
+        self.alerts: list[str] = []  # st.success/info/warning/error bodies of the last reply
+        self.upstream = ""
+
+    def __enter__(self) -> PollTab:
+        super().__enter__()
+        assert self._ws is not None
+        self.upstream = self._ws.response.headers.get("X-Upstream", "") if self._ws.response else ""
+        return self
+
+    def open(self) -> Update:
+        return self.send([])
+
+    def click(self, key: str, *, in_fragment: bool = False) -> Update:
+        """Tap the button with `key` (in the live fragment: a fragment rerun, as a browser)."""
+        state = WidgetState(id=self.widget_ids[key], trigger_value=True)
+        return self.send([state], fragment=self.fragment if in_fragment else "")
+
+    def refresh(self) -> Update:
+        """What the fragment's timer sends: rerun the live fragment only."""
+        return self.send([], fragment=self.fragment, auto=True)
+
+    def send(self, states: list[WidgetState], *, fragment: str = "", auto: bool = False) -> Update:
+        if self._ws is None:
+            raise RuntimeError("use the tab in a `with` block")
+        msg = BackMsg()
+        msg.rerun_script.query_string = self.query
+        msg.rerun_script.page_script_hash = self.page_hash
+        if not self.page_hash:
+            msg.rerun_script.page_name = PAGE
+        msg.rerun_script.widget_states.widgets.extend(states)
+        if fragment:
+            msg.rerun_script.fragment_id = fragment
+            msg.rerun_script.is_auto_rerun = auto
+        started = time.perf_counter()
+        self._ws.send(msg.SerializeToString())
+        return self._read(started)
+
+    def _read(self, started: float) -> Update:
+        assert self._ws is not None
+        update = Update(seconds=0.0, bytes=0)
+        self.alerts = []
+        deadline = started + self.timeout
+        while True:
+            raw = self._ws.recv(timeout=max(0.1, deadline - time.perf_counter()))
+            assert isinstance(raw, bytes)
+            update.bytes += len(raw)
+            fm = ForwardMsg()
+            fm.ParseFromString(raw)
+            kind = fm.WhichOneof("type")
+            if kind == "new_session" and fm.new_session.page_script_hash:
+                self.page_hash = fm.new_session.page_script_hash
+            elif kind == "page_info_changed":
+                self.query = fm.page_info_changed.query_string
+            elif kind == "navigation" and fm.navigation.page_script_hash:
+                self.page_hash = fm.navigation.page_script_hash  # the page shown, not app.py
+            elif kind == "auto_rerun":
+                self.fragment = fm.auto_rerun.fragment_id
+            elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+                self._element(fm.delta.new_element, update)
+            elif kind == "script_finished" and fm.script_finished in _FINISHED:
+                update.seconds = time.perf_counter() - started
+                return update
+
+    def _element(self, element: Any, update: Update) -> None:
+        kind = element.WhichOneof("type")
+        widget = getattr(element, kind, None)
+        element_id = getattr(widget, "id", "") if widget is not None else ""
+        if isinstance(element_id, str) and element_id.startswith("$$ID-"):
+            self.widget_ids[element_id.rsplit("-", 1)[-1]] = element_id
+        if kind == "alert":
+            self.alerts.append(element.alert.body)
+        if kind == "bidi_component" and element.bidi_component.component_name != CHART:
+            return
+        super()._element(element, update)
+
+
+def histogram(update: Update) -> list[int] | None:
+    """The bar heights of the poll's histogram in `update`, if it drew one."""
+    for chart in update.charts:
+        for trace in chart.get("data", []):
+            if trace.get("type") == "bar":
+                y = trace["y"]
+                if isinstance(y, dict) and "bdata" in y:
+                    flat = np.frombuffer(base64.b64decode(y["bdata"]), dtype=np.dtype(y["dtype"]))
+                    return [int(v) for v in flat]
+                return [int(v) for v in y]
+    return None
+
+
+def start_redis(folder: Path) -> tuple[subprocess.Popen, str]:
+    """A throwaway redis-server on a free loopback port (no persistence); (process, URL)."""
+    import redis
+
+    from deploy.app_server import free_port
+
+    server = shutil.which("redis-server") or "/usr/bin/redis-server"
+    port = free_port()
+    proc = subprocess.Popen(
+        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+         "no", "--dir", str(folder)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    client = redis.Redis(port=port)
+    for _ in range(200):
+        try:
+            client.ping()
+            return proc, f"redis://127.0.0.1:{port}/0"
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("redis-server did not answer")
+
+
+@dataclass
+class Student:
+    number: int
+    choice: int
+    arrive_s: float
+    answer_s: float
+    sent: float = 0.0  # perf_counter when the tap was sent
+    stored: float = 0.0  # perf_counter when the tap's reply came back
+    upstream: str = ""
+    reconnects: int = 0
+    saw_earlier_answer: bool = False
+    recovered: bool = False  # its tap was stored but the reply was lost (not timed)
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PollResult:
+    students: int
+    counted_once: bool
+    store_counts: dict[int, int]
+    teacher_final: list[int]
+    sent_counts: dict[int, int]
+    latency_p50_s: float
+    latency_p95_s: float
+    latency_max_s: float
+    answer_p50_s: float
+    answer_p95_s: float
+    refresh_p95_s: float
+    killed_at_s: float | None
+    reconnected: int
+    saw_earlier_answer: int
+    answered_then_dropped: int  # answered before the kill, then lost their replica
+    errors: list[str]
+    wall_s: float
+
+
+def _teacher_open(url: str) -> tuple[PollTab, str]:
+    tab = PollTab(url, {"text": SENTENCE, "tokenizer": "word"}).__enter__()
+    tab.open()
+    update = tab.click("poll_open")
+    code = next((m.group(1) for md in update.markdown if (m := _CODE.match(md))), None)
+    if code is None:
+        raise RuntimeError(f"no class code on the teacher's page: {update.markdown[:5]}")
+    tab.click("poll_push")
+    if not tab.fragment:
+        tab.open()
+    return tab, code
+
+
+def _unescape(markdown: str) -> str:
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def _student_run(
+    url: str, code: str, me: Student, t0: float, labels: list[str], stop_at: float
+) -> None:
+    """One phone: arrive, join, refresh every STUDENT_REFRESH_S, tap at `answer_s`, keep refreshing;
+    on a dropped connection, reconnect with the same link (class code and student id)."""
+    time.sleep(max(0.0, t0 + me.arrive_s - time.perf_counter()))
+    query = ""
+    while time.perf_counter() < stop_at:
+        try:
+            tab = PollTab(url, {"class": code})
+            if query:
+                tab.query = query
+            with tab:
+                me.upstream = tab.upstream or me.upstream
+                tab.open()
+                if "sid=" not in tab.query:
+                    tab.click("poll_join")
+                    if "sid=" not in tab.query:
+                        raise RuntimeError(f"join failed: {tab.alerts}")
+                elif me.reconnects:  # back after a drop: is my earlier answer still there?
+                    shown = any(labels[me.choice] in _unescape(a) for a in tab.alerts)
+                    no_buttons = not any(k.startswith("poll_answer_") for k in tab.widget_ids)
+                    if shown and no_buttons:
+                        me.saw_earlier_answer = True
+                        if not me.stored:  # stored, but the reply was lost with the replica
+                            me.stored, me.recovered = time.perf_counter(), True
+                query = tab.query
+                while time.perf_counter() < stop_at:
+                    if not me.stored and time.perf_counter() >= t0 + me.answer_s:
+                        key = next(
+                            (k for k in tab.widget_ids if k.startswith("poll_answer_")
+                             and k.endswith(f"_{me.choice}")),
+                            None,
+                        )  # fmt: skip
+                        if key is not None:
+                            me.sent = time.perf_counter()
+                            tab.click(key, in_fragment=True)
+                            me.stored = time.perf_counter()
+                    time.sleep(STUDENT_REFRESH_S * random.uniform(0.9, 1.1))
+                    tab.refresh()
+            return
+        except Exception as error:  # a dropped connection: reconnect, as the frontend does
+            if time.perf_counter() >= stop_at:
+                return
+            me.reconnects += 1
+            if len(me.errors) < 3:
+                me.errors.append(f"{type(error).__name__}: {str(error)[:120]}")
+            time.sleep(0.5)
+
+
+def run_poll(
+    students_url: str | list[str],
+    teacher_url: str,
+    students: int,
+    *,
+    store: Any,
+    kill: Callable[[], None] | None = None,
+    kill_at_s: float = JOIN_S,
+    join_s: float = JOIN_S,
+    answer_s: float = ANSWER_S,
+    end_s: float = END_S,
+    seed: int = 0,
+) -> PollResult:
+    """The poll described in the module docstring; `store` reads the final counts.
+    `students_url`: one address (nginx) or several, handed out in turn (replicas)."""
+    rng = random.Random(seed)
+    urls = [students_url] if isinstance(students_url, str) else list(students_url)
+    teacher, code = _teacher_open(teacher_url)
+    info = store.info(code)
+    labels = list(info.question.options)
+    options = len(labels)
+    crowd = []
+    for i in range(students):
+        arrive = rng.uniform(0, join_s)
+        answer = rng.uniform(min(arrive + 1, answer_s), answer_s)
+        crowd.append(Student(i, rng.randrange(options), arrive, answer))
+    t0 = time.perf_counter()
+    stop_at = t0 + end_s
+    observations: list[tuple[float, float, list[int]]] = []  # (started, ended, bars)
+    refreshes: list[float] = []
+    threads = [
+        threading.Thread(
+            target=_student_run,
+            args=(urls[me.number % len(urls)], code, me, t0, labels, stop_at),
+            daemon=True,
+        )
+        for me in crowd
+    ]
+    for thread in threads:
+        thread.start()
+    killed_at = None
+    while time.perf_counter() < stop_at + 2:
+        if kill is not None and killed_at is None and time.perf_counter() >= t0 + kill_at_s:
+            kill()
+            killed_at = time.perf_counter() - t0
+        started = time.perf_counter()
+        update = teacher.refresh()
+        bars = histogram(update)
+        if bars is not None:
+            observations.append((started, time.perf_counter(), bars))
+        refreshes.append(update.seconds)
+        time.sleep(max(0.0, TEACHER_REFRESH_S - (time.perf_counter() - started)))
+    for thread in threads:
+        thread.join(timeout=30)
+    teacher.close()
+    wall = time.perf_counter() - t0
+
+    class_id = store.info(code).class_id
+    number = store.info(code).question.number
+    store_counts = store.counts(class_id, number)
+    sent = Counter(me.choice for me in crowd if me.stored)
+    latencies = []
+    for me in crowd:
+        if not me.stored or me.recovered:
+            continue
+        after = [end for start, end, _ in observations if start >= me.stored]
+        if after:
+            latencies.append(after[0] - me.sent)
+    answers = [me.stored - me.sent for me in crowd if me.stored and not me.recovered]
+    final = observations[-1][2] if observations else []
+
+    def pct(values: list[float], q: float) -> float:
+        return float(np.percentile(values, q)) if values else float("nan")
+
+    every_one = all(me.stored for me in crowd)
+    return PollResult(
+        students=students,
+        counted_once=every_one
+        and store_counts == dict(Counter(me.choice for me in crowd))
+        and final == [store_counts.get(j, 0) for j in range(options)],
+        store_counts=store_counts,
+        teacher_final=final,
+        sent_counts=dict(sent),
+        latency_p50_s=pct(latencies, 50),
+        latency_p95_s=pct(latencies, 95),
+        latency_max_s=max(latencies, default=float("nan")),
+        answer_p50_s=pct(answers, 50),
+        answer_p95_s=pct(answers, 95),
+        refresh_p95_s=pct(refreshes, 95),
+        killed_at_s=killed_at,
+        reconnected=sum(1 for me in crowd if me.reconnects),
+        saw_earlier_answer=sum(1 for me in crowd if me.saw_earlier_answer),
+        answered_then_dropped=sum(
+            1
+            for me in crowd
+            if killed_at is not None
+            and me.reconnects
+            and me.stored
+            and not me.recovered
+            and me.stored - t0 < killed_at
+        ),
+        errors=[e for me in crowd for e in me.errors][:5],
+        wall_s=wall,
+    )
+
+
+def _replicas_with_redis(students: int, logs: Path, *, kill: bool) -> PollResult:
+    from attention_core.poll import RedisStore
+    from deploy.app_server import free_port, start_app, stop, wait_healthy, warm_up
+    from deploy.run_replicas import start_nginx
+
+    redis_proc, redis_url = start_redis(logs)
+    old = os.environ.get("ATTENTION_POLL_REDIS_URL")
+    os.environ["ATTENTION_POLL_REDIS_URL"] = redis_url  # app_env() passes it to the replicas
+    procs: list[subprocess.Popen] = []
+    try:
+        ports = [free_port(), free_port()]
+        secret = secrets.token_hex(16)
+        for port in ports:
+            procs.append(start_app(port, log=logs / f"poll-{port}.log", cookie_secret=secret))
+        for port, proc in zip(ports, procs, strict=True):
+            wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", proc=proc)
+            warm_up(f"http://127.0.0.1:{port}")
+        listen = f"127.0.0.1:{free_port()}"
+        nginx = start_nginx(ports, listen=listen, prefix=logs / "nginx", debug_upstream_header=True)
+        procs.append(nginx)
+        wait_healthy(f"http://{listen}/_stcore/health", proc=nginx)
+        victim = procs[0]  # the teacher is on the other replica
+
+        def kill_replica() -> None:
+            os.killpg(victim.pid, signal.SIGKILL)
+
+        return run_poll(
+            f"http://{listen}",
+            f"http://127.0.0.1:{ports[1]}",
+            students,
+            store=RedisStore(redis_url),
+            kill=kill_replica if kill else None,
+        )
+    finally:
+        for proc in reversed(procs):
+            stop(proc)
+        redis_proc.kill()
+        redis_proc.wait(10)
+        if old is None:
+            os.environ.pop("ATTENTION_POLL_REDIS_URL", None)
+        else:
+            os.environ["ATTENTION_POLL_REDIS_URL"] = old
+
+
+def run(*, quick: bool = False) -> tuple[list[Table], dict]:
+    students = 20 if quick else 100
+    table = Table(
+        "A live class poll: students answer on simulated phones (Streamlit's websocket "
+        f"protocol), two replicas behind nginx sharing Redis, arrivals over {JOIN_S:.0f} s, "
+        f"answers within {ANSWER_S:.0f} s",
+        [
+            "students",
+            "replica killed at",
+            "counted exactly once",
+            "answer → histogram p50 / p95 / max",
+            "tap reply p50 / p95",
+            "teacher refresh p95",
+            "reconnected",
+            "answered before the kill / saw it counted after reconnecting",
+        ],
+    )
+    logs = Path(tempfile.mkdtemp(prefix="bench-poll-", dir=RESULTS_DIR.parent))
+    try:
+        result = _replicas_with_redis(students, logs, kill=not quick)
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
+    table.add(
+        result.students,
+        f"{result.killed_at_s:.1f} s" if result.killed_at_s is not None else "—",
+        "yes" if result.counted_once else f"NO: {result.store_counts} vs {result.sent_counts}",
+        f"{fmt_s(result.latency_p50_s)} / {fmt_s(result.latency_p95_s)} / "
+        f"{fmt_s(result.latency_max_s)} (p95 ≤ 1 s: "
+        f"{'yes' if result.latency_p95_s <= 1.0 else 'NO'})",
+        f"{fmt_s(result.answer_p50_s)} / {fmt_s(result.answer_p95_s)}",
+        fmt_s(result.refresh_p95_s),
+        result.reconnected,
+        f"{result.answered_then_dropped} / {result.saw_earlier_answer}",
+    )
+    table.notes.append(
+        "Answer → histogram: from a student sending its tap to the end of the first teacher "
+        f"refresh (every {TEACHER_REFRESH_S} s, as the page's fragment) that started after "
+        f"the tap was stored. Students refresh every {STUDENT_REFRESH_S} s, as the page's "
+        "fragment makes a phone do. The "
+        "load generator (101 threads) shares the 2 cores with both replicas, nginx and Redis."
+    )
+    if result.errors:
+        table.notes.append("first reconnect reasons: " + "; ".join(result.errors))
+    return [table], {"poll": json.loads(json.dumps(result.__dict__, default=str))}
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.section_poll")
+    parser.add_argument("--quick", action="store_true", help="20 students, no replica killed")
+    args = parser.parse_args(argv)
+    tables, _ = run(quick=args.quick)
+    print("\n".join(t.markdown() for t in tables))
+
+
+if __name__ == "__main__":
+    main()

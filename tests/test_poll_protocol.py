@@ -1,0 +1,72 @@
+"""A class poll over the app server's own websocket protocol (bench/section_poll.py).
+
+Default suite: two real replicas sharing one SQLite file (no nginx: the students are
+handed to the replicas in turn), a teacher and 8 students; every tap is counted exactly
+once, in the store and on the teacher's histogram, and the numbers match a Counter of what
+the students tapped. `-m load`: the 100-student run of the benchmark, two replicas behind
+nginx sharing Redis, one replica killed mid-poll. No wall-clock figure is asserted; the
+benchmark prints them (`python -m bench poll`).
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from attention_core.poll import SQLiteStore
+from bench.section_poll import run_poll
+from deploy.app_server import HEALTH_PATH, free_port, start_app, stop, wait_healthy
+from tests.availability import unavailable
+
+
+@pytest.mark.slow
+def test_two_replicas_sharing_sqlite_count_every_tap_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "poll.sqlite3"
+    monkeypatch.setenv("ATTENTION_POLL_DB", str(db))  # app_env() hands it to the replicas
+    monkeypatch.delenv("ATTENTION_POLL_REDIS_URL", raising=False)
+    ports, procs = [free_port(), free_port()], []
+    secret = secrets.token_hex(16)
+    try:
+        for port in ports:
+            procs.append(start_app(port, log=tmp_path / f"{port}.log", cookie_secret=secret))
+        for port, proc in zip(ports, procs, strict=True):
+            wait_healthy(f"http://127.0.0.1:{port}{HEALTH_PATH}", proc=proc)
+        urls = [f"http://127.0.0.1:{port}" for port in ports]
+        result = run_poll(
+            urls, urls[0], 8, store=SQLiteStore(db), join_s=1.0, answer_s=3.0, end_s=4.5
+        )
+    finally:
+        for proc in procs:
+            stop(proc)
+    assert not result.errors, result.errors
+    assert sum(result.store_counts.values()) == 8
+    assert result.store_counts == result.sent_counts  # what the students tapped
+    assert result.counted_once, result
+    for port in ports:
+        assert "Traceback" not in (tmp_path / f"{port}.log").read_text(errors="replace")
+
+
+@pytest.mark.load
+def test_a_hundred_students_on_two_replicas_with_redis_survive_a_killed_replica(
+    tmp_path: Path,
+) -> None:
+    for tool in ("redis-server", "nginx"):
+        if not shutil.which(tool) and not Path(f"/usr/sbin/{tool}").exists():
+            unavailable(f"{tool} is not installed")
+    from bench.section_poll import _replicas_with_redis
+
+    result = _replicas_with_redis(100, tmp_path, kill=True)
+    print(result)
+    assert result.killed_at_s is not None
+    assert result.counted_once, result
+    assert sum(result.store_counts.values()) == 100
+    assert result.store_counts == dict(Counter(result.sent_counts))
+    assert result.reconnected > 0  # the killed replica's students came back
+    # every student who had answered before losing the replica found the answer counted
+    assert result.saw_earlier_answer == result.answered_then_dropped
