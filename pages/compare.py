@@ -354,7 +354,9 @@ source = (
 
 if source == "trained":
     st.caption(tr("compare_trained_caption", title=md_escape(trained["title"])))
-    one_model(trained["weights"], trained["labels"], _names(trained["weights"].shape[0]))
+    # the induction model names its heads by layer ("layer 1 · head 0")
+    names = trained.get("names") or _names(trained["weights"].shape[0])
+    one_model(trained["weights"], trained["labels"], names)
 elif source == "pretrained":
     name = state.get(MODEL_STATE, "")
     model = model_or_stop(name)

@@ -27,6 +27,7 @@ from attention_core.quiz import (
     row_scores,
 )
 from attention_core.resources import minilm_dir
+from attention_core.train.induction import head_layer
 from ui.cache import pretrained_result, trained_toy
 from ui.charts import show_chart
 from ui.common import (
@@ -38,6 +39,7 @@ from ui.common import (
     token_chips,
     tr,
 )
+from ui.trained import finished_runs, trained_source
 
 if TYPE_CHECKING:
     import numpy as np
@@ -88,6 +90,9 @@ def where(source: QuizSource, head: int) -> str:
         return tr("quiz_from_trained", task=tr(f"quiz_task_{task}"), head=number)
     if source.kind == "pretrained":
         return tr("quiz_from_pretrained", layer=layer, head=number)
+    if source.kind.startswith("session:"):  # a training run of this session (ui.trained)
+        run = source.kind.split(":", 1)[1]
+        return tr("quiz_from_session", run=run, layer=layer, head=number)
     return tr("quiz_from_untrained", head=number)
 
 
@@ -137,11 +142,18 @@ kinds = choose(
 )
 with st.spinner(tr("quiz_preparing")):
     sources = quiz_sources(kinds, analysis.text, analysis.weights, analysis.labels)
+# a finished training run of this session (?trained=): the quiz asks about it alone
+session = trained_source("quiz_trained")
+if session is not None:
+    config = finished_runs()[session.number].config
+    heads = [head_layer(config, h) for h in range(len(session.weights))]
+    sources = [QuizSource(f"session:{session.number}", session.weights, session.labels, heads)]
 
 # a new sentence, model or choice of sources mid-round: the old guess no longer fits
 context = (
     tuple(sorted((k, v) for k, v in settings.to_query_params().items() if k != "lang")),
     tuple(kinds),
+    session.number if session is not None else None,
 )
 if state.get("quiz_context") != context:
     if state.get("quiz_context") is not None:

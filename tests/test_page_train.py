@@ -299,3 +299,28 @@ def test_step_by_step_runs_on_a_finished_run_named_in_the_url():
     # a run this session does not have: a clear message, the sentence instead
     at = run_app({"trained": "9"}, page="pages/steps.py", _trained_runs={1: run})
     assert not at.exception and any("“9”" in w.value for w in at.warning)
+
+
+def test_the_quiz_asks_about_a_finished_run_named_in_the_url():
+    run = _finished("previous", steps=300)
+    at = run_app({"trained": "1"}, page="pages/quiz.py", _trained_runs={1: run})
+    assert not at.exception, at.exception
+    assert at.session_state["_quiz_kind"] == "session:1"
+    assert at.session_state["_quiz_labels"] == run.labels
+    assert "your training run 1" in plain(at)
+    assert at.query_params["trained"] == "1"
+
+
+def test_the_induction_models_heads_reach_compare_named_by_layer():
+    run = _finished("induction", steps=30)
+    at = open_train(**{RUN: run})
+    at.button("train_send").click().run()
+    assert not at.exception, at.exception
+    payload = at.session_state["compare_trained"]
+    assert payload["weights"].shape == (3, 24, 24)
+    assert payload["names"] == ["layer 0 · head 0", "layer 0 · head 1", "layer 1 · head 0"]
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception, at.exception
+    assert "layer 1 · head 0" in plain(at) or any(
+        "layer 1 · head 0" in str(o) for o in at.multiselect(key="compare_heads").options
+    )
