@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from attention_core.figures.train import plot_curves
+from attention_core.figures.train import plot_curves, plot_detector
 
 STEPS = np.array([0, 10, 20, 30], dtype=np.int64)
 LOSSES = np.array([2.31, 1.7, 0.42, 0.051])
@@ -86,3 +86,28 @@ def test_chance_is_a_horizontal_line_on_the_accuracy_panel():
     (line,) = layout["shapes"]
     assert line["yref"] == "y2" and line["y0"] == line["y1"] == 0.1
     assert any(a["text"] == "guess" and a["y"] == 0.1 for a in layout["annotations"])
+
+
+def test_detector_figure_carries_every_heads_scores_and_the_thresholds():
+    rng = np.random.default_rng(0)
+    scores = rng.random((4, 2, 3))  # (S, 2, H)
+    names = ["layer 0 · head 0", "layer 0 · head 1", "<b>layer 1</b>"]
+    fig = _sent(plot_detector(STEPS, scores, names, thresholds=(0.4, 0.5), marker_step=20))
+    lines = fig["data"]
+    assert len(lines) == 6  # 2 panels x 3 heads
+    for panel in range(2):
+        for head in range(3):
+            trace = lines[panel * 3 + head]
+            np.testing.assert_allclose(_array(trace["y"]), scores[:, panel, head], rtol=1e-6)
+            np.testing.assert_array_equal(_array(trace["x"]), STEPS)
+    assert lines[2]["name"] == "&lt;b&gt;layer 1&lt;/b&gt;"  # drawn literally, never markup
+    dotted = [sh for sh in fig["layout"]["shapes"] if sh["line"].get("dash") == "dot"]
+    assert sorted(sh["y0"] for sh in dotted) == [0.4, 0.5]
+    markers = [sh for sh in fig["layout"]["shapes"] if sh.get("x0") == 20]
+    assert len(markers) == 2
+
+
+def test_detector_figure_of_nothing_is_empty_and_a_wrong_shape_is_refused():
+    assert plot_detector([], np.zeros((0, 2, 1)), ["h"], thresholds=(0.4, 0.5)).data == ()
+    with pytest.raises(ValueError, match=r"\(S=4, 2, H=2\)"):
+        plot_detector(STEPS, np.zeros((4, 2, 3)), ["a", "b"], thresholds=(0.4, 0.5))
