@@ -30,6 +30,7 @@ written by a decoder.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -595,4 +596,8 @@ def build_tiny_model(family: str, folder: str | Path, *, seed: int = 3) -> Path:
         model = BertModel(config)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
+    # save_pretrained does not keep model_input_names; written here so a reload has them
+    config_file = folder / "tokenizer_config.json"
+    saved = json.loads(config_file.read_text(encoding="utf-8"))
+    config_file.write_text(json.dumps({**saved, "model_input_names": names}), encoding="utf-8")
     return folder

@@ -3,7 +3,9 @@
 Every layer × head at once (BertViz's "model view", as heatmaps), one layer's heads large,
 and one trained head next to a head of the project's untrained module on the same tokens.
 The default model is the packaged all-MiniLM-L6-v2 (offline); any Hugging Face id or local
-folder can be typed in.
+folder can be typed in: encoders (BERT-like), decoders (GPT-like: they can write tokens
+after the text, whose attention is shown too) and encoder-decoders (T5, BART: the decoder's
+self- and cross-attention in a view of their own).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from attention_core.compare import (
 )
 from attention_core.figures.compare import model_view, plot_model_view, without_cramped_text
 from attention_core.figures.heads import head_grid, plot_heads
+from attention_core.figures.lens import plot_attention_matrix
 from attention_core.figures.style import HALF_WIDTH_PX
+from attention_core.pretrained import MAX_GENERATE
 from attention_core.stats import head_stats
 from ui.cache import untrained_result
 from ui.charts import show_chart
@@ -80,7 +84,17 @@ name = state["pretrained_model"].strip()
 settings = current_settings()
 model = model_or_stop(name)
 state[MODEL_STATE] = name  # the Compare page follows the last model that loaded
-result = result_or_stop(name, settings.text)
+generate = None
+if model.family == "decoder":
+    generate = st.number_input(
+        tr("pretrained_generate_label"),
+        0,
+        MAX_GENERATE,
+        seeded("pretrained_generate", 0),
+        key="pretrained_generate",
+        help=tr("pretrained_generate_help"),
+    )
+result = result_or_stop(name, settings.text, generate)
 L, H = model.num_layers, model.num_heads
 n_special = sum(result.special)
 st.caption(
@@ -92,7 +106,12 @@ st.caption(
         n=len(result.tokens),
         special=n_special,
     )
+    + " · "
+    + tr(f"pretrained_family_{model.family}")
 )
+if result.generated and any(result.generated):
+    written = [t for t, g in zip(result.tokens, result.generated, strict=True) if g]
+    st.caption(tr("pretrained_generated", tokens=md_escape(" ".join(written))))
 
 # --- what the vocabulary could not read -----------------------------------------------------
 unknown = unknown_pieces(result, settings.text)
@@ -125,7 +144,7 @@ token_chips(visible_tokens(result, hide_special=hide))
 view = choose(
     st.segmented_control,
     tr("pretrained_view_label"),
-    VIEWS,
+    (*VIEWS, "cross") if result.cross_attentions is not None else VIEWS,
     key="pretrained_view",
     default="model",
     format_func=lambda option: tr(f"pretrained_view_{option}"),
@@ -165,6 +184,36 @@ elif view == "layer":
         ),
         key="pretrained_layer_chart",
     )
+
+elif view == "cross":  # an encoder-decoder: what the decoder wrote, and where it looked
+    c1, c2 = st.columns(2)
+    layer = choose(c1.select_slider, tr("pretrained_layer_label"), range(L), key="pretrained_layer")
+    head = choose(c2.selectbox, tr("pretrained_head_label"), range(H), key="pretrained_head")
+    written = [f"{i}:{t}" for i, t in enumerate(result.decoder_tokens or [])]
+    st.caption(tr("pretrained_cross_caption", m=len(written), n=len(result.tokens)))
+    left, right = st.columns(2)
+    with left:
+        show_chart(
+            plot_attention_matrix(
+                result.decoder_attentions[layer, head],  # (m, m), causal
+                written,
+                written,
+                title=tr("pretrained_decoder_self_title", layer=layer, head=head),
+                colorbar_title=tr("compare_weight"),
+            ),
+            key="pretrained_decoder_chart",
+        )
+    with right:
+        show_chart(
+            plot_attention_matrix(
+                result.cross_attentions[layer, head],  # (m, n): decoder → text
+                written,
+                pretrained_labels(result),
+                title=tr("pretrained_cross_title", layer=layer, head=head),
+                colorbar_title=tr("compare_weight"),
+            ),
+            key="pretrained_cross_chart",
+        )
 
 else:  # trained head vs the project's untrained module, same tokens
     focused = most_focused_head(all_layers(result, hide_special=hide))

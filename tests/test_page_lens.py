@@ -228,3 +228,22 @@ def test_minimal_pairs_rank_heads_by_the_change_of_its_row(reference) -> None:
     np.testing.assert_allclose(diff, b[top] - a[top], atol=1e-5)
     at.text_input(key="pairs_b").set_value("").run()
     assert not at.exception and "both boxes" in texts(at)
+
+
+def test_the_lens_follows_a_decoder_and_explains_an_encoder_decoder(tmp_path) -> None:
+    from attention_core.pretrained import build_tiny_model, load_model, run_model
+    from ui.models import MODEL_STATE
+
+    decoder = str(build_tiny_model("decoder", tmp_path / "gpt2"))
+    state = {MODEL_STATE: decoder, "lens_view": "neuron", "lens_layer": 1, "lens_head": 3}
+    at = open_lens(lens_query=4, lens_key=2, **state)
+    want = run_model(load_model(decoder), SENTENCE).attentions[1, 3, 4, 2]  # causal softmax
+    caption = md_unescape(texts(at))
+    assert f"for this pair: {want:.6f}. Rebuilt from q and k: {want:.6f}" in caption
+    at.segmented_control(key="lens_view").set_value("ablation").run()
+    assert not at.exception
+    assert decode(chart(at, "lens_effect_chart")["data"][0]["z"]).shape == (2, 4)
+
+    seq2seq = str(build_tiny_model("encoder-decoder", tmp_path / "bart"))
+    at = open_lens(**{MODEL_STATE: seq2seq, "lens_view": "sinks"})
+    assert "encoder-only" in md_unescape(texts(at))  # a clear message, no traceback

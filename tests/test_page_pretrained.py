@@ -195,3 +195,74 @@ def test_long_text_is_truncated_with_a_warning_and_shown_as_thumbnails():
     tiles = decode(spec["data"][0]["z"])
     assert tiles.shape == (6 * 65 - 1, 12 * 65 - 1)  # 512 tokens pooled 8 × 8 → 64 cells
     assert "8 × 8" in texts(at.caption)
+
+
+# --- decoders and encoder-decoders: tiny random models built offline ----------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    require_minilm()  # the tiny models' tokenizer is the packaged vocabulary
+    from attention_core.pretrained import build_tiny_model
+
+    return {
+        family: str(build_tiny_model(family, tmp_path_factory.mktemp(family.replace("-", "_"))))
+        for family in ("decoder", "encoder-decoder")
+    }
+
+
+def test_a_decoder_writes_tokens_and_its_causal_rows_are_drawn(tiny_folders):
+    folder = tiny_folders["decoder"]
+    state = {"pretrained_view": "layer", "pretrained_layer": 1, "pretrained_generate": 3}
+    at = open_page(ENGLISH, pretrained_model=folder, **state)
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(
+        folder, attn_implementation="eager", local_files_only=True
+    ).eval()
+    enc = tokenizer(ENGLISH, return_tensors="pt")
+    with torch.no_grad():  # greedy; it stops early at the end-of-text token
+        ids = model.generate(**enc, max_new_tokens=3, do_sample=False)
+        want = model(ids, output_attentions=True).attentions[1][0]  # (H, n, n)
+    spec = chart(at, "pretrained_layer_chart")
+    assert len(spec["data"]) == 4  # the tiny model's 4 heads
+    np.testing.assert_allclose(decode(spec["data"][2]["z"]), want[2], atol=1e-5)
+    written = tokenizer.convert_ids_to_tokens(ids[0][enc["input_ids"].shape[1] :])
+    assert written and len(spec["data"][0]["x"]) == ids.shape[1]
+    shown = texts(at.caption)
+    assert "Written by the model after the text" in shown
+    assert all(md_escape_free(token) in shown for token in written)
+    assert "decoder (GPT\\-like)" in shown or "decoder (GPT-like)" in shown
+
+
+def md_escape_free(token: str) -> str:
+    """A token as md_escape writes it (its punctuation backslash-escaped)."""
+    from ui.common import md_escape
+
+    return md_escape(token)
+
+
+def test_an_encoder_decoder_shows_decoder_and_cross_attention(tiny_folders):
+    folder = tiny_folders["encoder-decoder"]
+    at = open_page(ENGLISH, pretrained_model=folder, pretrained_view="cross", pretrained_head=1)
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    model = AutoModelForSeq2SeqLM.from_pretrained(
+        folder, attn_implementation="eager", local_files_only=True
+    ).eval()
+    enc = tokenizer(ENGLISH, return_tensors="pt")
+    with torch.no_grad():
+        written = model.generate(**enc, max_new_tokens=8, do_sample=False, num_beams=1)
+        out = model(**enc, decoder_input_ids=written, output_attentions=True)
+    cross = chart(at, "pretrained_cross_chart")["data"][0]
+    np.testing.assert_allclose(decode(cross["z"]), out.cross_attentions[0][0, 1], atol=1e-5)
+    mine = chart(at, "pretrained_decoder_chart")["data"][0]
+    np.testing.assert_allclose(decode(mine["z"]), out.decoder_attentions[0][0, 1], atol=1e-5)
+    assert len(cross["x"]) == enc["input_ids"].shape[1]
+    at.radio(key="lang").set_value("zh-TW").run()  # and in Chinese, mid-session
+    assert not at.exception
+    assert "交叉注意力" in texts(at.caption)

@@ -146,14 +146,15 @@ def loaded_model(name: str) -> LoadedModel:
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def pretrained_result(name: str, text: str) -> PretrainedAttention:
-    """The model's tokens and attentions (L, H, n, n) for `text`, keyed on plain values.
+def pretrained_result(name: str, text: str, generate: int | None = None) -> PretrainedAttention:
+    """The model's tokens and attentions (L, H, n, n) for `text`, keyed on plain values;
+    `generate`: tokens a decoder writes after the text (run_model's default when None).
 
     A 512-token result is about 75 MB, hence the small `max_entries`.
     """
     from attention_core.pretrained import run_model
 
-    return run_model(loaded_model(name), text)
+    return run_model(loaded_model(name), text, generate=generate)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)

@@ -49,15 +49,16 @@ def model_or_stop(name: str) -> LoadedModel:
     st.stop()
 
 
-def result_or_stop(name: str, text: str) -> PretrainedAttention:
-    """The sentence through the model (cached), with empty text and failures as messages."""
+def result_or_stop(name: str, text: str, generate: int | None = None) -> PretrainedAttention:
+    """The sentence through the model (cached), with empty text and failures as messages;
+    `generate`: tokens a decoder writes after it (see attention_core.pretrained.run_model)."""
     if not text.strip():
         st.info(tr("empty_text"))
         st.stop()
     model_or_stop(name)
     try:
         with st.spinner(tr("pretrained_running")):
-            result = pretrained_result(name.strip(), text)
+            result = pretrained_result(name.strip(), text, generate)
     except Exception as error:
         st.error(tr("error_generic", error=type(error).__name__))
         st.stop()

@@ -27,6 +27,7 @@ from attention_core.figures.text import literal, literals
 __all__ = [
     "HEAD_COLORS",
     "head_view_data",
+    "plot_attention_matrix",
     "plot_effect_grid",
     "plot_effect_vs",
     "plot_neuron_view",
@@ -272,5 +273,41 @@ def plot_row_pair(
         margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10},
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"},
         xaxis={"type": "category", "tickangle": -45 if len(x) > 6 else 0},
+    )
+    return fig
+
+
+def plot_attention_matrix(
+    weights: np.ndarray,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    title: str = "",
+    colorbar_title: str = "",
+    hover: str = "%{y} → %{x}: %{z:.3f}<extra></extra>",
+) -> go.Figure:
+    """One head's (m, n) attention, rows = queries (e.g. the tokens a decoder wrote),
+    columns = keys (e.g. the text, for cross-attention); 0 to 1, row 0 on top."""
+    w = np.asarray(weights, dtype=np.float32)
+    if w.ndim != 2 or w.shape != (len(rows), len(cols)):
+        raise ValueError(f"need an (m, n) matrix with m row and n column labels, got {w.shape}")
+    fig = go.Figure(
+        go.Heatmap(
+            z=w,
+            x=literals(cols),
+            y=literals(rows),
+            zmin=0.0,
+            zmax=1.0,
+            colorscale="Blues",
+            hovertemplate=hover,
+            colorbar={"title": {"text": literal(colorbar_title)}, "thickness": 12},
+        )
+    )
+    matrix_axes(fig, square=True, top=True, tickangle=-45 if len(cols) > 6 else 0)
+    fig.update_layout(
+        title={"text": literal(title), "font": {"size": 14}},
+        height=int(min(640, 160 + 26 * len(rows))),
+        margin={"l": 10, "r": 10, "t": 80, "b": 10},
+        font=FONT,
     )
     return fig
