@@ -94,7 +94,10 @@ def _answer(class_id: str, number: int, choice: int) -> None:
 
 def _question_line(question: Question) -> str:
     query = question.options[question.query]
-    return md_escape(tr("poll_question", number=question.number, head=question.head, query=query))
+    names = {"number": question.number, "head": question.head, "query": query}
+    if question.layer >= 0:
+        return md_escape(tr("poll_question_layer", layer=question.layer, **names))
+    return md_escape(tr("poll_question", **names))
 
 
 def _answer_names(question: Question) -> str:
@@ -141,7 +144,7 @@ def _reveal_view(info: ClassInfo, question: Question) -> None:
             query=question.query,
             answer=question.answers[0],
             guess=None,
-            title=tr("quiz_matrix_title", head=question.head, query=question.query),
+            title=tr("poll_matrix_title", head=question.head, query=question.query),
             answer_name=tr("quiz_answer_name"),
             guess_name=tr("quiz_guess_name"),
         )

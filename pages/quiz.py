@@ -30,6 +30,7 @@ from attention_core.resources import minilm_dir
 from attention_core.train.induction import head_layer
 from ui.cache import pretrained_result, trained_toy
 from ui.charts import show_chart
+from ui.classroom import push_to_class
 from ui.common import (
     analysis_or_stop,
     choose,
@@ -39,6 +40,7 @@ from ui.common import (
     token_chips,
     tr,
 )
+from ui.presenter import arrow_keys
 from ui.trained import finished_runs, trained_source
 
 if TYPE_CHECKING:
@@ -220,6 +222,8 @@ submit_col.button(
 next_col.button(tr("quiz_next"), key="quiz_next", on_click=_next_round)
 if state.pop("quiz_no_pick", False):
     st.warning(tr("quiz_pick_first"))
+push_to_class(quiz, source)  # ui/classroom.py: a teacher's open class gets this question
+arrow_keys(right=("quiz_next",))  # ui/presenter.py: in presenter mode → is the next round
 
 # --- the answer and the clue: only after the guess ----------------------------------------
 if revealed:

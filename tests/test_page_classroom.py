@@ -150,14 +150,14 @@ def test_the_quiz_pushes_its_question_to_the_teachers_class(db: Path) -> None:
     assert not teacher.exception
     (button,) = [b for b in teacher.button if b.key == "poll_push_quiz"]
     assert code in button.label
-    quiz = teacher.session_state["quiz_round"]
+    quiz, labels = teacher.session_state["quiz_round"], teacher.session_state["_quiz_labels"]
+    _layer, head = teacher.session_state["_quiz_head"]
     button.click().run()
     question = SQLiteStore(db).info(code).question
-    assert (question.head, question.query, question.answers) == (
-        quiz.head,
-        quiz.query,
-        quiz.answers,
-    )
+    assert list(question.options) == list(labels)
+    assert (question.head, question.query, question.answers) == (head, quiz.query, quiz.answers)
+    row = np.asarray(question.matrix)[quiz.query]
+    assert int(np.argmax(row)) == quiz.answer  # the stored weights agree with the answer
     # a student's quiz page has no such button
     student = open_after_first_run("pages/quiz.py")
     assert not [b for b in student.button if b.key == "poll_push_quiz"]

@@ -25,8 +25,7 @@ from ui.cache import cached_analysis, poll_store
 from ui.common import current_settings, md_escape, tr
 
 if TYPE_CHECKING:
-    from attention_core.pipeline import Analysis
-    from attention_core.quiz import QuizRound
+    from attention_core.quiz import QuizRound, QuizSource
 
 __all__ = [
     "CLASS_PARAM",
@@ -79,14 +78,18 @@ def student_id() -> str:
     return secrets.token_hex(8)
 
 
-def question_for(quiz: QuizRound, analysis: Analysis) -> Question:
-    """A class question from a quiz round: the tokens as options, the head's weights."""
+def question_for(quiz: QuizRound, source: QuizSource) -> Question:
+    """A class question from a quiz round and the source it was drawn from (pages/quiz.py):
+    the tokens as options, the head's weights for the reveal, its (layer, head) name."""
+    layer, head = source.heads[quiz.head]
+    several_layers = source.kind == "pretrained" or source.kind.startswith("session:")
     return question_from_round(
-        analysis.labels,
+        source.labels,
         query=quiz.query,
-        head=quiz.head,
+        head=head,
         answers=quiz.answers,
-        matrix=analysis.weights[quiz.head],  # (n, n) of the round's head
+        matrix=source.weights[quiz.head],  # (n, n) of the round's head
+        layer=layer if several_layers else -1,
     )
 
 
@@ -105,14 +108,17 @@ def _push(question: Question) -> None:
 
 def push_settings_question(round_index: int) -> None:
     """Push a question drawn from the sidebar's sentence (the classroom's own button)."""
-    from attention_core.quiz import new_round
+    from attention_core.quiz import QuizSource, new_round
 
     settings = current_settings()
     try:
         analysis = cached_analysis(settings)
         if not 2 <= len(analysis.labels) <= MAX_CLASS_OPTIONS:
             raise ValueError("size")
-        quiz = new_round(analysis.weights, seed=settings.seed, round_index=round_index)
+        weights = analysis.weights  # (H, n, n) of the sidebar's sentence
+        heads = [(0, h) for h in range(len(weights))]
+        source = QuizSource("untrained", weights, list(analysis.labels), heads)
+        quiz = new_round(weights, seed=settings.seed, round_index=round_index)
     except Exception:  # empty or too long a sentence: a message on the page
         n = 0
         try:
@@ -122,7 +128,7 @@ def push_settings_question(round_index: int) -> None:
         st.session_state["poll_flash"] = ("warning", "poll_bad_sentence",
                                           {"n": n, "most": MAX_CLASS_OPTIONS})  # fmt: skip
         return
-    _push(question_for(quiz, analysis))
+    _push(question_for(quiz, source))
 
 
 def show_flash() -> None:
@@ -133,13 +139,13 @@ def show_flash() -> None:
         getattr(st, kind)(md_escape(tr(key, **params)))
 
 
-def push_to_class(quiz: QuizRound, analysis: Analysis) -> None:
-    """For a teacher with an open class: a button that pushes this quiz question to the
-    class's phones. Draws nothing for anyone else."""
+def push_to_class(quiz: QuizRound, source: QuizSource) -> None:
+    """For a teacher with an open class: a button that pushes this quiz question (drawn
+    from `source`) to the class's phones. Draws nothing for anyone else."""
     found = teacher_class()
     if found is None:
         return
-    n = len(analysis.labels)
+    n = len(source.labels)
     if n > MAX_CLASS_OPTIONS:
         st.caption(tr("poll_too_many_options", n=n, most=MAX_CLASS_OPTIONS))
         return
@@ -147,7 +153,7 @@ def push_to_class(quiz: QuizRound, analysis: Analysis) -> None:
         tr("poll_push_quiz", code=found[0]),
         key="poll_push_quiz",
         on_click=_push,
-        args=(question_for(quiz, analysis),),
+        args=(question_for(quiz, source),),
         icon=":material/cast_for_education:",
     )
     show_flash()

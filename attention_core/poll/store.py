@@ -80,6 +80,7 @@ class Question:
     answers: tuple[int, ...]
     matrix: tuple[tuple[float, ...], ...] = ()
     number: int = 0  # given by the store when pushed: 1, 2, … within a class
+    layer: int = -1  # the head's layer in a model of several layers (-1: not said)
 
     def __post_init__(self) -> None:
         n = len(self.options)
@@ -105,6 +106,7 @@ class Question:
             answers=tuple(data["answers"]),
             matrix=tuple(tuple(row) for row in data.get("matrix", ())),
             number=int(data.get("number", 0)),
+            layer=int(data.get("layer", -1)),
         )
 
 
@@ -584,6 +586,7 @@ def question_from_round(
     head: int,
     answers: Sequence[int],
     matrix: Any = (),
+    layer: int = -1,
     digits: int = 4,
 ) -> Question:
     """A Question from a quiz round's parts; `matrix` (n, n) rounded to `digits`."""
@@ -594,4 +597,5 @@ def question_from_round(
         head=int(head),
         answers=tuple(int(a) for a in answers),
         matrix=rows,
+        layer=int(layer),
     )
