@@ -1,0 +1,139 @@
+"""Presenter mode in real headless Chromium: what a lecturer sees on the projector.
+
+One walk, as a lecturer does it: the Step-by-step page opened with `?present=1` hides the
+sidebar and the header, enlarges the type, makes the chart as tall as the window, and shows
+a QR code that decodes (zxing-cpp, an independent reader) to the view's share link; → and
+← move the slides and the address bar; Esc leaves. Then the lecturer switches to 繁體中文,
+enters presenter mode again with the sidebar's button, and the arrows still work; on the
+quiz → moves to the next round. Screenshots: tests/artifacts/presenter-*.png.
+"""
+
+from __future__ import annotations
+
+import io
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from .conftest import (
+    assert_no_exception,
+    collect_page_errors,
+    expect_rerun,
+    open_page,
+    screenshot,
+    set_language,
+    sidebar,
+    wait_for_charts,
+)
+
+pytestmark = pytest.mark.browser
+WAIT_MS = 90_000
+VIEW = {"text": "the cat sat on the mat", "tokenizer": "word", "attention": "multi",
+        "embed_dim": "8", "num_heads": "2"}  # fmt: skip
+
+
+def _query(url: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(url).query)
+
+
+def _decode_qr(page: Page) -> str:
+    zxingcpp = pytest.importorskip("zxingcpp")  # requirements-dev.txt
+    from PIL import Image
+
+    image = page.locator(".st-key-presenter_corner img").first
+    expect(image).to_be_visible(timeout=WAIT_MS)
+    png = image.screenshot()
+    found = [r.text for r in zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _text_px(page: Page) -> float:
+    """The font size of the page's first paragraph (not the QR code's caption)."""
+    return float(
+        page.evaluate(
+            """() => parseFloat(getComputedStyle([...document.querySelectorAll(
+                 '[data-testid="stMain"] [data-testid="stMarkdownContainer"] p')]
+                 .find((p) => !p.closest('.st-key-presenter_corner'))).fontSize)"""
+        )
+    )
+
+
+def _press(page: Page, key: str) -> None:
+    page.locator("h1").first.click()  # focus on the page, not in an input
+    with expect_rerun(page):
+        page.keyboard.press(key)
+
+
+def _presenting(page: Page) -> None:
+    expect(page.locator('[data-testid="stSidebar"]')).to_be_hidden(timeout=WAIT_MS)
+    expect(page.locator('[data-testid="stHeader"]')).to_be_hidden()
+    expect(page.locator(".st-key-presenter_leave button").first).to_be_visible()
+
+
+def test_a_lecturer_presents_the_steps_and_the_quiz_in_both_languages(
+    page: Page, app_server: str
+) -> None:
+    errors = collect_page_errors(page)
+    open_page(page, app_server, "steps", {**VIEW, "step": 1, "present": 1})
+    assert_no_exception(page)
+    _presenting(page)
+    wait_for_charts(page)
+
+    # large type, and the chart as tall as the window (ui/presenter.py's relayout)
+    presenting_px = _text_px(page)
+    assert presenting_px >= 20
+    window = page.evaluate("() => window.innerHeight")
+    chart = page.locator(".studio-chart.js-plotly-plot").first
+    page.wait_for_function(
+        "(h) => [...document.querySelectorAll('.studio-chart.js-plotly-plot')]"
+        ".every((p) => p.getBoundingClientRect().height >= h)",
+        arg=0.8 * (window - 140),
+        timeout=WAIT_MS,
+    )
+    box = chart.bounding_box()
+    assert box is not None and box["width"] >= 0.8 * page.viewport_size["width"] - 100
+    screenshot(page, "presenter-steps-en")
+
+    # the QR code is this view's share link, without presenter mode
+    link = _decode_qr(page)
+    shown, here = urlsplit(link), urlsplit(page.url)
+    assert (shown.scheme, shown.netloc, shown.path) == (here.scheme, here.netloc, here.path)
+    expected = {k: v for k, v in _query(page.url).items() if k != "present"}
+    assert _query(link) == expected and expected["text"] == [VIEW["text"]]
+
+    # the arrows step through the slides, the address bar follows
+    _press(page, "ArrowRight")
+    assert _query(page.url)["step"] == ["2"]
+    expect(page.get_by_role("heading", name="Step 2 of 8")).to_be_visible(timeout=WAIT_MS)
+    _press(page, "ArrowLeft")
+    assert _query(page.url)["step"] == ["1"]
+    _press(page, "Escape")  # leaves presenter mode
+    expect(sidebar(page)).to_be_visible(timeout=WAIT_MS)
+    assert "present" not in _query(page.url)
+    assert presenting_px >= 1.25 * _text_px(page)  # the view is restored
+
+    # another language mid-session, then presenter mode from the sidebar's button
+    set_language(page, "zh-TW")
+    with expect_rerun(page):
+        sidebar(page).get_by_role("button", name="簡報模式").click()
+    _presenting(page)
+    expect(page.get_by_role("button", name="離開簡報模式")).to_be_visible()
+    assert _query(page.url)["present"] == ["1"]
+    _press(page, "ArrowRight")
+    assert _query(page.url)["step"] == ["2"]
+    wait_for_charts(page)
+    screenshot(page, "presenter-steps-zh")
+    assert _query(_decode_qr(page))["lang"] == ["zh-TW"]
+
+    # the quiz: → is the next round
+    open_page(page, app_server, "quiz", {**VIEW, "lang": "zh-TW", "present": 1})
+    _presenting(page)
+    round_metric = page.locator('[data-testid="stMetricValue"]').nth(1)
+    expect(round_metric).to_have_text("1")
+    _press(page, "ArrowRight")
+    expect(round_metric).to_have_text("2", timeout=WAIT_MS)
+    screenshot(page, "presenter-quiz-zh")
+    assert_no_exception(page)
+    assert not errors, errors
