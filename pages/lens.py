@@ -291,7 +291,9 @@ try:
         st.caption(
             tr(
                 "lens_ablation_top",
-                heads=", ".join(tr("lens_head_name", layer=a, head=b) for a, b in top),
+                heads=tr("lens_list_sep").join(
+                    tr("lens_head_name", layer=a, head=b) for a, b in top
+                ),
             )
         )
         stat = choose(

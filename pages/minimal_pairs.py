@@ -63,7 +63,7 @@ if change is None:
 layer_name = tr("compare_layer_name", l="{l}")
 head_name = tr("compare_head_name", i="{i}")
 ranking = change.ranking()
-top = ", ".join(tr("lens_head_name", layer=la, head=h) for la, h in ranking[:3])
+top = tr("lens_list_sep").join(tr("lens_head_name", layer=la, head=h) for la, h in ranking[:3])
 st.caption(tr("pairs_ranking_caption", token=md_escape(a.tokens[query]), heads=top))
 show_chart(
     plot_effect_grid(

@@ -300,14 +300,15 @@ def plot_attention_matrix(
             zmax=1.0,
             colorscale="Blues",
             hovertemplate=hover,
-            colorbar={"title": {"text": literal(colorbar_title)}, "thickness": 12},
+            colorbar={"title": {"text": literal(colorbar_title), "side": "right"}, "thickness": 12},
         )
     )
-    matrix_axes(fig, square=True, top=True, tickangle=-45 if len(cols) > 6 else 0)
+    # column labels below the grid: the title has the top to itself
+    matrix_axes(fig, square=True, tickangle=-45 if len(cols) > 6 else 0)
     fig.update_layout(
         title={"text": literal(title), "font": {"size": 14}},
-        height=int(min(640, 160 + 26 * len(rows))),
-        margin={"l": 10, "r": 10, "t": 80, "b": 10},
+        height=int(min(700, 200 + 26 * len(rows))),
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
         font=FONT,
     )
     return fig

@@ -150,3 +150,33 @@ def test_minimal_pairs_paint_ranking_rows_and_difference(app_server: str, page: 
     screenshot(page, "lens-minimal-pairs")
     assert_no_exception(page)
     assert not errors, errors
+
+
+def test_an_encoder_decoder_typed_as_a_folder_shows_cross_attention(
+    app_server: str, page: Page, tmp_path
+) -> None:
+    from availability import require_minilm
+
+    from attention_core.pretrained import build_tiny_model
+
+    require_minilm()  # the tiny model's tokenizer is the packaged vocabulary
+    folder = build_tiny_model("encoder-decoder", tmp_path / "bart")
+    errors = collect_page_errors(page)
+    open_page(page, app_server, "pretrained", params={"text": SENTENCE})
+    box = main_area(page).get_by_role(
+        "textbox", name="Model: Hugging Face model id or local folder"
+    )
+    with expect_rerun(page):
+        box.fill(str(folder))
+        box.press("Enter")
+    wait_for_charts(page)
+    _view(page, "Decoder and cross-attention")
+    (decoder,) = wait_for_heatmaps(page, 1, chart=0)
+    (cross,) = wait_for_heatmaps(page, 1, chart=1)
+    m = decoder["z_shape"][0]
+    assert decoder["z_shape"] == (m, m) and cross["z_shape"] == (m, TOKENS)
+    assert all(abs(sum(row) - 1) < 1e-4 for row in cross["z"])  # softmax over the text
+    assert "encoder-decoder" in main_area(page).inner_text()
+    screenshot(page, "lens-cross-attention")
+    assert_no_exception(page)
+    assert not errors, errors
