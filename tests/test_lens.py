@@ -306,3 +306,46 @@ def test_pool_to_words_sums_keys_and_averages_queries() -> None:
                 want = np.mean([sum(w[h, i, j] for j in kb) for i in qa])
                 assert pooled[h, a, b] == pytest.approx(want)
     np.testing.assert_allclose(pooled.sum(-1), 1.0)
+
+
+# --- the project's own trained toy model ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def toy():
+    """The reverse task, 4 heads, trained for 30 steps: part-way, so knocking a head out
+    changes the accuracy, and quick (the full run is the train tests' business)."""
+    from attention_core.train.loop import fit
+    from attention_core.train.tasks import default_config
+
+    result = fit(default_config("reverse", num_heads=4, steps=30), num_sequences=256)
+    return result.model, result.config, result.evaluation.accuracy
+
+
+def test_toy_ablation_of_nothing_is_evaluates_own_accuracy(toy) -> None:
+    model, config, accuracy = toy
+    assert lens.toy_accuracy(model, config, num_sequences=256) == accuracy
+
+
+def test_toy_head_knocked_out_equals_zeroing_its_value_vectors(toy) -> None:
+    """Reference: a copy of the model whose head-h value projection is zero, so the head
+    outputs exactly 0 (A · 0), with no hook involved."""
+    import copy
+
+    from attention_core.train.loop import evaluate
+
+    model, config, accuracy = toy
+    effects = lens.toy_head_effects(model, config, num_sequences=256)
+    assert effects.accuracy == accuracy and effects.knocked.shape == (1, 4)
+    d = config.embed_dim // config.num_heads
+    for head in range(4):
+        silenced = copy.deepcopy(model)
+        with torch.no_grad():
+            silenced.attention.value_linear.weight[head * d : (head + 1) * d] = 0.0
+            silenced.attention.value_linear.bias[head * d : (head + 1) * d] = 0.0
+        want = evaluate(silenced, config, num_sequences=256).accuracy
+        assert effects.knocked[0, head] == pytest.approx(want, abs=1e-12)
+    everything = lens.toy_accuracy(model, config, [(0, h) for h in range(4)], num_sequences=256)
+    assert everything < accuracy  # with no head left the read-out sees only biases
+    with pytest.raises(ValueError, match=r"heads 0\.\.3"):
+        lens.toy_accuracy(model, config, [(0, 4)])
