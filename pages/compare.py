@@ -35,6 +35,7 @@ from ui.charts import show_chart
 from ui.common import (
     analysis_or_stop,
     choose,
+    colour_scale_choice,
     current_settings,
     entry_guard,
     forget,
@@ -84,10 +85,9 @@ def heads_side_by_side(weights: np.ndarray, labels: list[str], names: list[str])
     grid = head_grid(
         weights, labels, heads=sorted(picked), head_title=tr("compare_head_name", i="{i}")
     )
-    show_chart(
-        without_cramped_text(plot_heads(grid, colorbar_title=tr("compare_weight"))),
-        key="compare_heads_chart",
-    )
+    scale = colour_scale_choice()
+    figure = plot_heads(grid, scale=scale, colorbar_title=tr(f"scale_bar_{scale}"))
+    show_chart(without_cramped_text(figure), key="compare_heads_chart")
 
 
 def difference(
@@ -124,12 +124,24 @@ def difference(
         st.success(tr("compare_diff_zero"))
     else:
         st.caption(tr("compare_diff_max", value=peak))
+    zoom = st.toggle(
+        tr("compare_diff_zoom_label"),
+        seeded("compare_diff_zoom", False),
+        key="compare_diff_zoom",
+        help=tr("compare_diff_zoom_help"),
+        disabled=peak == 0.0,
+    )
+    zoomed = zoom and peak > 0.0
+    colorbar = (
+        tr("compare_diff_colorbar_zoomed", limit=peak) if zoomed else tr("compare_diff_colorbar")
+    )
     show_chart(
         plot_difference(
             diff,
             labels,
             title=tr("compare_diff_title", a=names_a[a], b=names_b[b]),  # catalog text only
-            colorbar_title=tr("compare_diff_colorbar"),
+            colorbar_title=colorbar,
+            zoom=zoomed,
         ),
         key="compare_diff_chart",
     )
@@ -191,6 +203,7 @@ def statistics(groups: list[tuple[np.ndarray, list[str], list[str]]]) -> None:
             [str(row["head"]) for row in rows],
             order=order,
             axis_title=tr(f"compare_stat_{metric}"),
+            y_range=None if metric == "distance" else (0.0, 1.0),  # shares and entropy: 0…1
         ),
         key="compare_stats_chart",
     )

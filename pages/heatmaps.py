@@ -27,6 +27,7 @@ from ui.common import (
     tr,
 )
 
+CHIPS_OPEN_MAX = 64  # more tokens than this: their chips fold away
 FLAT_SPREAD = 1.0  # scores spread less than this (e^1 ≈ 2.7 ×): the weights are "flat"
 
 entry_guard()
@@ -49,7 +50,11 @@ pick = choose(
     placeholder=tr("highlight_none"),
     format_func=lambda i: labels[i],
 )
-token_chips([t.label for t in analysis.tokens], highlight=pick)
+if n <= CHIPS_OPEN_MAX:
+    token_chips([t.label for t in analysis.tokens], highlight=pick)
+else:  # hundreds of chips would push the heads a screen down
+    with st.expander(tr("tokens_all", n=n)):
+        token_chips([t.label for t in analysis.tokens], highlight=pick)
 if pick is not None and not analysis.tokens[pick].special:
     token = analysis.tokens[pick]
     highlighted_text(analysis.text, token.start, token.end)
@@ -126,9 +131,7 @@ to_train.page_link("pages/train.py", label=tr("meaning_train"), icon=":material/
 to_handmade.page_link("pages/handmade.py", label=tr("meaning_handmade"), icon=":material/edit:")
 
 # --- what each head does ------------------------------------------------------------------
-st.subheader(
-    tr("summary_header"), help=tr("summary_help", mass=PATTERN_MASS, broad=BROAD_ENTROPY)
-)
+st.subheader(tr("summary_header"), help=tr("summary_help", mass=PATTERN_MASS, broad=BROAD_ENTROPY))
 for s, pattern in zip(head_stats(analysis.weights), head_patterns(analysis.weights), strict=True):
     name = grid.titles[s.head]
     line = tr(

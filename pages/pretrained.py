@@ -54,7 +54,7 @@ def _one_head(where: Any, title: str, weights: np.ndarray, labels: list[str], *,
     with where:
         st.markdown(title)
         grid = head_grid(weights, labels, head_title="")
-        figure = plot_heads(grid, colorbar_title=tr("compare_weight"))
+        figure = plot_heads(grid, colorbar_title=tr("compare_weight"), width_px=HALF_WIDTH_PX)
         show_chart(without_cramped_text(figure, width_px=HALF_WIDTH_PX), key=key)
         st.caption(tr("pretrained_head_stats", entropy=stats.entropy, top=stats.max_weight))
 

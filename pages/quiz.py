@@ -240,6 +240,17 @@ if revealed:
         guess_weight = float(row[guess]) if guess is not None else 0.0
         st.error(md_escape(tr("quiz_wrong", guess=guess_name, guess_weight=guess_weight, **names)))
     st.caption(tr("quiz_margin_note", weight=quiz.weight, runner_up=quiz.runner_up))
+    fig = plot_quiz_matrix(
+        matrix,
+        labels,
+        query=quiz.query,
+        answer=quiz.answer,
+        guess=guess,
+        title=tr("quiz_matrix_title", where=where(source, quiz.head), query=quiz.query),
+        answer_name=tr("quiz_answer_name"),
+        guess_name=tr("quiz_guess_name"),
+    )
+    show_chart(fig, key="quiz_chart")
     st.markdown(md_escape(tr("quiz_clue_text")))
     show_chart(
         plot_score_clue(
@@ -252,14 +263,3 @@ if revealed:
         ),
         key="quiz_clue_chart",
     )
-    fig = plot_quiz_matrix(
-        matrix,
-        labels,
-        query=quiz.query,
-        answer=quiz.answer,
-        guess=guess,
-        title=tr("quiz_matrix_title", where=where(source, quiz.head), query=quiz.query),
-        answer_name=tr("quiz_answer_name"),
-        guess_name=tr("quiz_guess_name"),
-    )
-    show_chart(fig, key="quiz_chart")

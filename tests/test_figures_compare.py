@@ -114,13 +114,16 @@ def test_difference_figure_of_a_head_with_itself_is_zero_on_a_neutral_scale():
     assert (trace["zmin"], trace["zmid"], trace["zmax"]) == (-1.0, 0.0, 1.0)
 
 
-def test_difference_figure_is_centred_on_zero_with_symmetric_limits():
+def test_difference_figure_is_centred_on_zero_on_the_whole_range_unless_zoomed():
     a, b = _rows((6, 6)), _rows((6, 6))
     diff = head_difference(a, b)
     trace = _sent(plot_difference(diff, _labels(6)))["data"][0]
     np.testing.assert_array_equal(_array(trace["z"]), a - b)
+    # ±1: two weights differ by at most 1, so noise does not get the strongest colours
+    assert (trace["zmin"], trace["zmax"]) == (-1.0, 1.0)
     peak = float(np.abs(a - b).max())
-    assert trace["zmax"] == pytest.approx(peak) and trace["zmin"] == pytest.approx(-peak)
+    zoomed = _sent(plot_difference(diff, _labels(6), zoom=True))["data"][0]
+    assert zoomed["zmax"] == pytest.approx(peak) and zoomed["zmin"] == pytest.approx(-peak)
     assert trace["zmid"] == 0.0
     assert trace["colorscale"][0][1] != trace["colorscale"][-1][1]  # a diverging scale
 
@@ -136,9 +139,9 @@ def test_similarity_figure_reorders_and_keeps_symmetry():
     np.testing.assert_allclose(z, z.T)
     np.testing.assert_array_equal(np.diag(z), 1.0)
     assert trace["x"] == [names[i] for i in order] == trace["y"]
-    assert trace["zmin"] <= sim.min() and trace["zmax"] == 1.0  # the scale follows the data
-    assert trace["zmin"] <= 0.9
-    assert _sent(plot_similarity(sim, names, zmin=0.0))["data"][0]["zmin"] == 0.0
+    # 0…1: where the similarity's meaning starts, so near-identical heads look alike
+    assert (trace["zmin"], trace["zmax"]) == (0.0, 1.0)
+    assert _sent(plot_similarity(sim, names, zmin=0.9))["data"][0]["zmin"] == 0.9
     with pytest.raises(ValueError, match="permutation"):
         plot_similarity(sim, names, order=[0, 0, 1, 2, 3])
 
@@ -150,6 +153,8 @@ def test_stat_bars_follow_the_given_order():
     np.testing.assert_allclose(_array(trace["y"]), [0.9, 0.5, 0.2], rtol=1e-6)
     with pytest.raises(ValueError, match="one name per value"):
         plot_stat_bars([1.0], ["a", "b"])
+    entropy = _sent(plot_stat_bars([0.97, 0.99], ["a", "b"], y_range=(0.0, 1.0)))
+    assert entropy["layout"]["yaxis"]["range"] == [0.0, 1.0]  # not zoomed onto 0.97…0.99
 
 
 def test_cell_numbers_are_dropped_only_where_they_would_overlap():

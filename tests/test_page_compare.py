@@ -67,10 +67,29 @@ def test_chosen_heads_share_one_scale_and_a_head_minus_itself_is_zero():
     spec = chart(at, "compare_heads_chart")
     assert [t["name"] for t in spec["data"]] == ["head 1", "head 3"]
     np.testing.assert_array_equal(decode(spec["data"][1]["z"]), weights[3])
-    assert spec["layout"]["coloraxis"]["cmin"] == 0 and spec["layout"]["coloraxis"]["cmax"] == 1
+    # one shared colour axis; default colours relative to 1/n (n = 4): 0 … 2/4
+    assert [t["coloraxis"] for t in spec["data"]] == ["coloraxis"] * 2
+    axis = spec["layout"]["coloraxis"]
+    assert axis["cmin"] == 0 and axis["cmax"] == 0.5
     diff = chart(at, "compare_diff_chart")["data"][0]
     assert not decode(diff["z"]).any()
     assert "identical" in texts(at.success)
+
+
+def test_difference_and_statistics_scales_start_where_their_meaning_does():
+    at = open_page(compare_a=0, compare_b=1, compare_metric="entropy")
+    weights = reference_weights(TEXT)
+    diff = chart(at, "compare_diff_chart")["data"][0]
+    assert (diff["zmin"], diff["zmax"]) == (-1.0, 1.0)  # noise stays pale
+    bars = chart(at, "compare_stats_chart")
+    assert bars["layout"]["yaxis"]["range"] == [0.0, 1.0]
+    sim = chart(at, "compare_sim_chart")["data"][0]
+    assert (sim["zmin"], sim["zmax"]) == (0.0, 1.0)
+    at.toggle(key="compare_diff_zoom").set_value(True).run()
+    zoomed = chart(at, "compare_diff_chart")
+    peak = float(np.abs(weights[0] - weights[1]).max())
+    assert zoomed["data"][0]["zmax"] == pytest.approx(peak, rel=1e-5)
+    assert f"±{peak:.3f}" in zoomed["data"][0]["colorbar"]["title"]["text"]  # it says so
 
 
 def test_stats_table_sorted_by_the_chosen_metric():

@@ -221,18 +221,20 @@ def plot_difference(
     title: str = "",
     colorbar_title: str = "A − B",
     height: int | None = None,
+    zoom: bool = False,
 ) -> go.Figure:
-    """A − B as a heatmap with a diverging scale centred on 0 and symmetric limits.
+    """A − B as a heatmap with a diverging scale centred on 0.
 
-    Blue: A puts more weight there; red: B does; white: the same. The limits are
-    ±max|A − B| (±1 when the heads are identical, so the map is plain white). Text is drawn
-    literally.
+    Blue: A puts more weight there; red: B does; white: the same. The limits are ±1, the
+    most two weights can differ, so noise between two untrained heads stays pale; with
+    `zoom`, ±max|A − B| (±1 when the heads are identical), and the caller says so (the
+    colour bar title is the place). Text is drawn literally.
     """
     labels, title = literals(labels), literal(title)
     d = np.asarray(diff, dtype=np.float32)
     if d.ndim != 2 or d.size == 0:
         return go.Figure(layout={"height": 120, "title": {"text": title}})
-    limit = diverging_limit(d)
+    limit = diverging_limit(d) if zoom else 1.0
     n = d.shape[0]
     return matrix_figure(
         d,
@@ -263,10 +265,10 @@ def plot_similarity(
 ) -> go.Figure:
     """(H, H) head similarity as a heatmap, rows and columns in `order` (default: as given).
 
-    The colour scale runs from `zmin` to 1. By default `zmin` follows the data (the lowest
-    similarity rounded down to 0.1, at most 0.9): untrained heads are all 0.95 or more
-    alike, and on a 0…1 scale their differences would vanish into one colour. Text is drawn
-    literally.
+    The colour scale runs from `zmin` to 1; by default from 0, where the similarity's
+    meaning starts: untrained heads, all 0.95 or more alike, then look alike, as they are.
+    A caller that zooms (passes a higher `zmin`) says so in the colour bar title. Text is
+    drawn literally.
     """
     s = np.asarray(similarity, dtype=np.float32)
     if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] != len(names):
@@ -282,7 +284,7 @@ def plot_similarity(
         raise ValueError(f"order must be a permutation of 0..{len(names) - 1}, got {idx}")
     shown = np.ascontiguousarray(s[np.ix_(idx, idx)])  # (H, H) reordered
     if zmin is None:
-        zmin = min(0.9, max(0.0, math.floor(float(s.min()) * 10) / 10))
+        zmin = 0.0
     labels = literals(names[i] for i in idx)
     H = len(idx)
     return matrix_figure(
@@ -309,8 +311,13 @@ def plot_stat_bars(
     order: Sequence[int] | None = None,
     title: str = "",
     axis_title: str = "",
+    y_range: tuple[float, float] | None = None,
 ) -> go.Figure:
-    """One statistic per head as bars, in `order` (e.g. `compare.sort_heads`); text literal."""
+    """One statistic per head as bars, in `order` (e.g. `compare.sort_heads`); text literal.
+
+    `y_range`: the statistic's whole range (0…1 for entropy and the weight shares), so that
+    heads 0.97 and 0.99 alike do not look far apart; None lets Plotly fit the data.
+    """
     if len(values) != len(names):
         raise ValueError(f"need one name per value: {len(values)} values, {len(names)} names")
     idx = list(range(len(values))) if order is None else list(order)
@@ -323,6 +330,8 @@ def plot_stat_bars(
         )
     )
     fig.update_xaxes(type="category", tickangle=-45 if len(idx) > 8 else 0)
+    if y_range is not None:
+        fig.update_yaxes(range=list(y_range))
     fig.update_layout(
         title={"text": literal(title)},
         yaxis_title=literal(axis_title),

@@ -73,6 +73,7 @@ TITLE_PX = 24  # room above each panel for its title
 ROW_GAP_PX = 8  # between a panel and the title below it when no labels are in between
 NO_TICKS = {"showticklabels": False, "ticks": ""}
 COLORBAR_PX = 90  # a colour bar and its tick labels, right of a single matrix
+COLORBAR_LEN_PX = 360  # a head grid's colour bar is at most this long
 MATRIX_MAX_PX = 640  # a square matrix is drawn no taller than this
 
 
@@ -229,8 +230,11 @@ def plot_heads(
     cols: int | None = None,
     panel_px: int | None = None,
     exact: Sequence[int] = (0,),
+    width_px: float = NOMINAL_WIDTH_PX,
 ) -> go.Figure:
     """One heatmap per panel in a grid, square cells, colours by `scale` (see `colour_scale`).
+
+    `width_px`: the width the chart gets on the page (a half-width column: HALF_WIDTH_PX).
 
     Layout and labels follow the one rule of `figures.layout` (panels per row, panel size,
     which tokens are labelled, font, angle, numbers in cells). Built for speed in the
@@ -248,7 +252,7 @@ def plot_heads(
     P, n = grid.matrices.shape[0], len(grid.labels)
     if P == 0 or n == 0:
         return go.Figure(layout={"height": 120})
-    plan = panel_layout(grid.labels, P, cols=cols, panel_px=panel_px)
+    plan = panel_layout(grid.labels, P, cols=cols, panel_px=panel_px, width_px=width_px)
     cols, rows, panel, ticks = plan.cols, plan.rows, plan.panel_px, plan.ticks
     colours = colour_scale(scale, grid.matrices, zmin=zmin, zmax=zmax)
     colorscale = colorscale or colours.colorscale
@@ -378,6 +382,11 @@ def plot_heads(
     colour_axes["coloraxis"]["colorbar"] = {
         "title": {"text": literal(colorbar_title)},
         "thickness": 14,
+        # beside the first row, not the whole height: a tall grid would stretch its ticks
+        "lenmode": "pixels",
+        "len": max(120, min(height - 40, COLORBAR_LEN_PX)),
+        "yanchor": "top",
+        "y": 1.0,
         "tickmode": "array",
         "tickvals": colours.tickvals,
         "ticktext": colours.ticktext,

@@ -12,12 +12,12 @@ to hold their numbers. The rule works from the space a label needs, measured in 
 - The font is the largest of `FONT_PX` that reaches the smallest step any of them reaches.
 - Column labels lie flat when the widest one fits between two labelled ticks; otherwise
   they stand upright (-90°), where their width along the axis is one line, as for rows.
+- Panels: as many in a row (at most `MAX_COLUMNS`) as keep a cell `MIN_CELL_PX` wide (room
+  for every label at the smallest font); when not even two do, two in a row (one when
+  there is one). So the panels get fewer and larger as n grows.
 - With a step of 2, rows label the even tokens and columns the odd ones, so every token is
   labelled on one axis. With a larger step Plotly chooses the labelled ticks itself
   (`nticks`), so zooming in brings the labels of the zoomed tokens; hover always names them.
-- Panels: as many in a row (at most `MAX_COLUMNS`) as keep a cell `MIN_CELL_PX` wide in
-  `width_px`; when not even two do, two in a row (one when there is one). So the panels get
-  fewer and larger as n grows.
 - Numbers are written into cells only when a cell is `CELL_NUMBER_PX` wide ("0.00" in
   10 px type); hover keeps them.
 
@@ -50,9 +50,10 @@ __all__ = [
     "tick_plan",
 ]
 
-NOMINAL_WIDTH_PX = 860  # the main column of the wide layout at 1400 px (measured in Chromium)
+NOMINAL_WIDTH_PX = 940  # a chart in the main column at a 1400 px window (measured in Chromium)
+COLORBAR_PX = 140  # what Plotly keeps right of the panels for the colour bar and its title
 MAX_COLUMNS = 4
-MIN_CELL_PX = 12.0  # a cell narrower than this is hard to point at
+MIN_CELL_PX = 14.4  # LABEL_PITCH × the smallest font: every token's label fits beside its cell
 PANEL_MAX_PX = 600  # one panel alone is not drawn larger than this
 PANEL_MIN_PX = 200  # nor a panel of a few tokens smaller than this (when there is room) ...
 PANEL_PX_PER_TOKEN = 48  # ... or larger than this per token
@@ -198,7 +199,7 @@ class PanelLayout:
 
 def _panel_px(cols: int, n: int, width_px: float, margin_px: float) -> int:
     """A panel's side: its share of the width, but no larger than a few tokens need."""
-    room = (width_px - margin_px - 20) * (1 - GAP_FRACTION * (cols - 1)) / cols
+    room = (width_px - margin_px - COLORBAR_PX - 20) * (1 - GAP_FRACTION * (cols - 1)) / cols
     return int(min(PANEL_MAX_PX, max(PANEL_MIN_PX, n * PANEL_PX_PER_TOKEN), room))
 
 
