@@ -18,6 +18,7 @@ from attention_core.figures.steps import (
     plot_step_matrix,
     query_row,
 )
+from attention_core.figures.style import HALF_WIDTH_PX, THIRD_WIDTH_PX
 from attention_core.settings import parse_step
 from ui.charts import show_chart
 from ui.common import analysis_or_stop, choose, current_settings, entry_guard, md_escape, tr
@@ -123,7 +124,10 @@ def step_project() -> None:
     a, b = st.columns(2)
     with a:
         chart(
-            plot_step_matrix(trace["x"], labels, dims, title=tr("steps_x_title")), "steps_chart_x"
+            plot_step_matrix(
+                trace["x"], labels, dims, title=tr("steps_x_title"), width_px=HALF_WIDTH_PX
+            ),
+            "steps_chart_x",
         )
         shape("X", n, C)
     with b:
@@ -137,7 +141,9 @@ def step_project() -> None:
         which = which or "q"
         title = tr(f"steps_{which}_title")
         chart(
-            plot_step_matrix(merge_heads(trace[which]), labels, dims, title=title),
+            plot_step_matrix(
+                merge_heads(trace[which]), labels, dims, title=title, width_px=HALF_WIDTH_PX
+            ),
             "steps_chart_proj",
         )
         shape(which.upper(), n, C)
@@ -166,7 +172,9 @@ def step_split() -> None:
         with column:
             title = f"{name.upper()}_{head}"
             chart(
-                plot_step_matrix(trace[name][head], labels, head_dims, title=title),
+                plot_step_matrix(
+                    trace[name][head], labels, head_dims, title=title, width_px=THIRD_WIDTH_PX
+                ),
                 f"steps_chart_{name}_head",
             )
             shape(title, n, D)
@@ -243,12 +251,40 @@ def query_bars() -> None:
     st.caption(md_escape(caption))
 
 
+def mix_factors(v_dims: list[str]) -> None:
+    """A and V side by side, the two factors of the product shown below them."""
+    a_col, v_col = st.columns(2)
+    with a_col:
+        fig = plot_step_matrix(
+            trace["weights"][head],
+            labels,
+            labels,
+            title="A" + (f"_{head}" if multi else ""),
+            colorscale="Blues",
+            zmin=0.0,
+            zmax=1.0,
+            width_px=HALF_WIDTH_PX,
+        )
+        chart(with_query_row(fig), "steps_chart_mix_a")
+        shape("A" + (f"_{head}" if multi else ""), n, n)
+    with v_col:
+        title = "V" + (f"_{head}" if multi else "")
+        fig = plot_step_matrix(
+            trace["v"][head], labels, v_dims, title=title, width_px=HALF_WIDTH_PX
+        )
+        chart(
+            outline_cells(fig, rows=(query, query + 1), cols=(0, len(v_dims))), "steps_chart_mix_v"
+        )
+        shape(title, n, len(v_dims))
+
+
 def step_mix() -> None:
     if not multi:
         st.latex(r"\text{output} = A V,\qquad \text{output}_i = \sum_j A[i,j]\, V_j")
         st.markdown(md_escape(tr("steps_mix_text_single", n=n, c=C)))
+        mix_factors(dims)
         fig = plot_step_matrix(trace["output"], labels, dims, title=tr("steps_mix_title_single"))
-        chart(fig, "steps_chart_output")
+        chart(outline_cells(fig, rows=(query, query + 1), cols=(0, C)), "steps_chart_output")
         shape(tr("steps_output_name"), n, C)
         return
     st.latex(
@@ -257,10 +293,11 @@ def step_mix() -> None:
     )
     st.markdown(md_escape(tr("steps_mix_text_multi", h=head, n=n, d=D)))
     head_dims = [str(j) for j in cols_of_head]
+    mix_factors(head_dims)
     fig = plot_step_matrix(
         trace["head_outputs"][head], labels, head_dims, title=tr("steps_mix_title_multi", h=head)
     )
-    chart(fig, "steps_chart_mix")
+    chart(outline_cells(fig, rows=(query, query + 1), cols=(0, D)), "steps_chart_mix")
     shape(f"head_{head}", n, D)
 
 

@@ -34,7 +34,7 @@ MULTI_CHARTS = {
     3: {"steps_chart_scores", "steps_chart_row"},
     4: {"steps_chart_scaled", "steps_chart_row"},
     5: {"steps_chart_weights", "steps_chart_row"},
-    6: {"steps_chart_mix"},
+    6: {"steps_chart_mix_a", "steps_chart_mix_v", "steps_chart_mix"},  # A and V, then A·V
     7: {"steps_chart_concat"},
     8: {"steps_chart_output"},
 }
@@ -43,7 +43,7 @@ SINGLE_CHARTS = {
     2: MULTI_CHARTS[3],
     3: MULTI_CHARTS[4],
     4: MULTI_CHARTS[5],
-    5: {"steps_chart_output"},
+    5: {"steps_chart_mix_a", "steps_chart_mix_v", "steps_chart_output"},
 }
 
 

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-__all__ = ["FONT", "FONT_FAMILY", "HALF_WIDTH_PX", "TEMPLATE", "matrix_axes", "tick_angle"]
+__all__ = [
+    "FONT",
+    "FONT_FAMILY",
+    "HALF_WIDTH_PX",
+    "TEMPLATE",
+    "THIRD_WIDTH_PX",
+    "matrix_axes",
+    "tick_angle",
+]
 
 # Noto Sans CJK first: Traditional and Simplified glyphs of the same font as the Latin text
 FONT_FAMILY = "Noto Sans CJK TC, Noto Sans CJK SC, Noto Sans, sans-serif"
@@ -66,3 +74,4 @@ def matrix_axes(
 
 
 HALF_WIDTH_PX = 460  # a chart in one of two columns at a 1400 px window (measured in Chromium)
+THIRD_WIDTH_PX = 300  # a chart in one of three columns
