@@ -526,15 +526,18 @@ else:
     )
 
 evaluation = run.evaluation
+run_heads = head_names(rc, tr("train_head_title", i="{i}"), tr("train_layer_head_title"))
 with evaluation_box:
     st.subheader(tr("train_eval_header"), help=tr("train_eval_help"))
     a, b, c, d = st.columns(4)
     a.metric(tr("train_eval_accuracy"), f"{evaluation.accuracy:.1%}")
     b.metric(tr("train_eval_sequences"), f"{evaluation.sequence_accuracy:.1%}")
-    c.metric(tr("train_eval_best_head"), tr("train_head_title", i=evaluation.best_head))
+    c.metric(tr("train_eval_best_head"), run_heads[evaluation.best_head])
     d.metric(tr("train_eval_focus"), f"{evaluation.focus:.1%}")
     if evaluation.focus >= SHARP_FOCUS:
-        st.success(tr("train_eval_sharp", head=evaluation.best_head, focus=evaluation.focus))
+        st.success(
+            tr("train_eval_sharp", head=run_heads[evaluation.best_head], focus=evaluation.focus)
+        )
     else:
         st.warning(tr("train_eval_diffuse", focus=evaluation.focus))
 
@@ -632,7 +635,10 @@ if not all(has_answer):
 
 st.subheader(tr("train_stats_header"), help=tr("train_stats_help"))
 st.dataframe(
-    [{tr(f"train_col_{name}"): value for name, value in row.items()} for row in head_table(run)],
+    [
+        {tr(f"train_col_{name}"): run_heads[v] if name == "head" else v for name, v in row.items()}
+        for row in head_table(run)
+    ],
     hide_index=True,
     key="train_stats",
     column_config={

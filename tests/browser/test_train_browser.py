@@ -19,13 +19,16 @@ from .conftest import (
     assert_no_exception,
     expect_rerun,
     open_page,
+    pick_option,
     screenshot,
+    set_language,
     wait_for_heatmaps,
 )
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 90_000  # a cold server's first run imports torch
 HEADS_CHART = 2  # charts on the page: the target pattern, the curves, the heads
+TASK_INDUCTION = "Induction: continue a repeated pattern (2 layers)"
 
 
 def _main(page: Page):
@@ -99,3 +102,82 @@ def test_send_to_compare_opens_compare_with_the_settings_kept(page, app_server):
     assert_no_exception(page)
     query = parse_qs(urlsplit(page.url).query)
     assert query["text"] == ["中和有一個永和路"] and query["seed"] == ["5"]
+
+
+# --- issue 14: watching a run, playback, the induction detector, in both languages -----------
+# Records every distinct head picture the browser paints: a frame is a chart with exactly
+# `heads` painted heatmaps whose numbers differ from every picture seen before.
+_RECORD_FRAMES = """
+(heads) => {
+  window.__frames = [];
+  const seen = new Set();
+  window.__frameTimer = setInterval(() => {
+    for (const plot of document.querySelectorAll('.studio-chart.js-plotly-plot')) {
+      const maps = (plot._fullData || []).filter((t) => t.type === 'heatmap');
+      if (maps.length !== heads) continue;
+      const painted = [...plot.querySelectorAll('g.hm image')].filter((img) =>
+        (img.getAttribute('href') || '').startsWith('data:image')).length;
+      if (painted !== heads) continue;
+      const key = maps.map((t) => JSON.stringify(t.z)).join('|');
+      if (!seen.has(key)) { seen.add(key); window.__frames.push(performance.now()); }
+    }
+  }, 30);
+}
+"""
+_STOP_FRAMES = "() => { clearInterval(window.__frameTimer); return window.__frames; }"
+
+
+def test_a_run_is_watched_replayed_and_an_induction_head_is_named_in_both_languages(
+    page, app_server
+):
+    _open_train(page, app_server)
+    main = _main(page)
+    # the default pace: the run takes ~10 s on screen, drawn snapshot by snapshot
+    expect(main.get_by_role("radio", name="Watch (~10 s)")).to_be_visible()
+    page.evaluate(_RECORD_FRAMES, 2)
+    main.get_by_role("button", name="▶ Train").click()
+    expect(main.get_by_text("Trained 300 steps")).to_be_visible(timeout=WAIT_MS)
+    frames = page.evaluate(_STOP_FRAMES)
+    assert len(frames) >= 20, frames  # 31 snapshots at 10 steps each
+    assert (frames[-1] - frames[0]) / 1000 >= 6.0, frames  # spread over the pace, not 0.7 s
+    assert "pace=watch" in page.url
+    assert_no_exception(page)
+
+    # playback from the start; Pause stops it on the snapshot on screen
+    page.evaluate(_RECORD_FRAMES, 2)
+    main.get_by_role("button", name="▶ Play").click()
+    expect(main.get_by_role("button", name="❚❚ Pause")).to_be_enabled(timeout=WAIT_MS)
+    page.wait_for_timeout(3_000)
+    with expect_rerun(page):
+        main.get_by_role("button", name="❚❚ Pause").click()
+    frames = page.evaluate(_STOP_FRAMES)
+    assert len(frames) >= 5, frames  # the picture moved
+    replay = main.get_by_role("slider", name=re.compile("Replay"))
+    paused_at = int(replay.get_attribute("aria-valuetext") or replay.get_attribute("aria-valuenow"))
+    assert 0 < paused_at < 300, paused_at
+    expect(main.get_by_role("button", name="▶ Play")).to_be_enabled()
+    screenshot(page, "train-playback")
+
+    # the induction task at the fast pace: the detector names the heads
+    with expect_rerun(page):
+        main.get_by_role("radio", name="Fast").click()
+    with expect_rerun(page):
+        pick_option(page, main.get_by_role("combobox", name=re.compile("Task")), TASK_INDUCTION)
+    main.get_by_role("button", name="▶ Train").click()
+    expect(main.get_by_text("Trained 600 steps")).to_be_visible(timeout=WAIT_MS)
+    named = main.get_by_text(re.compile(r"layer 1 · head 0: induction head \(score"))
+    expect(named).to_be_visible()
+    expect(main.get_by_text(re.compile(r"previous-token head \(score")).first).to_be_visible()
+    wait_for_heatmaps(page, 3, chart=HEADS_CHART + 1)  # target, curves, detector, heads
+    assert_no_exception(page)
+    screenshot(page, "train-induction")
+
+    # switch language mid-session and keep using the page's widgets
+    set_language(page, "zh-TW")
+    expect(main.get_by_text(re.compile(r"第 1 層 · 頭 0：歸納頭（分數"))).to_be_visible()
+    with expect_rerun(page):
+        main.get_by_text("訓練前後並排", exact=True).click()
+    wait_for_heatmaps(page, 3, chart=HEADS_CHART + 1)
+    wait_for_heatmaps(page, 3, chart=HEADS_CHART + 2)
+    assert_no_exception(page)
+    screenshot(page, "train-induction-zh")
