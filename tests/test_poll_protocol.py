@@ -1,8 +1,8 @@
 """A class poll over the app server's own websocket protocol (bench/section_poll.py).
 
-Default suite: two real replicas sharing one SQLite file (no nginx: the students are
-handed to the replicas in turn), a teacher and 8 students; every tap is counted exactly
-once, in the store and on the teacher's histogram, and the numbers match a Counter of what
+Default suite: one real server with the default SQLite store (processes sharing the file
+are tested in tests/test_poll_store.py), a teacher and 8 students; every tap is counted
+exactly once, in the store and on the teacher's histogram, and the numbers match a Counter of what
 the students tapped. `-m load`: the 100-student run of the benchmark, two replicas behind
 nginx sharing Redis, one replica killed mid-poll. No wall-clock figure is asserted; the
 benchmark prints them (`python -m bench poll`).
@@ -10,7 +10,6 @@ benchmark prints them (`python -m bench poll`).
 
 from __future__ import annotations
 
-import secrets
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -19,37 +18,27 @@ import pytest
 
 from attention_core.poll import SQLiteStore
 from bench.section_poll import run_poll
-from deploy.app_server import HEALTH_PATH, free_port, start_app, stop, wait_healthy
+from deploy.app_server import serving, warm_up
 from tests.availability import unavailable
 
 
 @pytest.mark.slow
-def test_two_replicas_sharing_sqlite_count_every_tap_once(
+def test_every_tap_of_a_small_class_is_counted_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = tmp_path / "poll.sqlite3"
-    monkeypatch.setenv("ATTENTION_POLL_DB", str(db))  # app_env() hands it to the replicas
+    monkeypatch.setenv("ATTENTION_POLL_DB", str(db))  # app_env() hands it to the server
     monkeypatch.delenv("ATTENTION_POLL_REDIS_URL", raising=False)
-    ports, procs = [free_port(), free_port()], []
-    secret = secrets.token_hex(16)
-    try:
-        for port in ports:
-            procs.append(start_app(port, log=tmp_path / f"{port}.log", cookie_secret=secret))
-        for port, proc in zip(ports, procs, strict=True):
-            wait_healthy(f"http://127.0.0.1:{port}{HEALTH_PATH}", proc=proc)
-        urls = [f"http://127.0.0.1:{port}" for port in ports]
+    with serving(log=tmp_path / "server.log") as app:
+        warm_up(app.url)  # torch and jieba loaded before the class arrives
         result = run_poll(
-            urls, urls[0], 8, store=SQLiteStore(db), join_s=1.0, answer_s=3.0, end_s=4.5
+            app.url, app.url, 8, store=SQLiteStore(db), join_s=1.0, answer_s=3.0, end_s=6.0
         )
-    finally:
-        for proc in procs:
-            stop(proc)
     assert not result.errors, result.errors
     assert sum(result.store_counts.values()) == 8
     assert result.store_counts == result.sent_counts  # what the students tapped
     assert result.counted_once, result
-    for port in ports:
-        assert "Traceback" not in (tmp_path / f"{port}.log").read_text(errors="replace")
+    assert "Traceback" not in (tmp_path / "server.log").read_text(errors="replace")
 
 
 @pytest.mark.load

@@ -48,6 +48,7 @@ def test_every_page_switches_to_presenter_mode_and_keeps_it_across_pages() -> No
     assert "present" not in at.query_params
     assert "presenter_enter" in [b.key for b in at.button]
     assert not any("stSidebar" in h.proto.body for h in at.get("html"))
+    assert any("max-width: 640px" in h.proto.body for h in at.get("html"))  # phones
     at.button(key="presenter_enter").click().run()
     assert _presenting(at)
 

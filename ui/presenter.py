@@ -6,7 +6,8 @@ header are hidden, type is larger, columns stack so that each chart gets the wid
 screen, and charts are made as tall as the window. A small QR code of the current share
 link (the URL without `present`) stays in a corner, so a class can scan the view on the
 projector; "Leave presenter mode" (or Esc) restores the normal view. The mode is kept in the
-session too: a page switch clears the URL, not the mode.
+session too: a page switch clears the URL, not the mode. The same hook makes every page fit
+a phone (no sideways scrolling, 44 px tap targets), in presenter mode or not.
 
 Keyboard: `arrow_keys(next=..., prev=...)` on a page (the Step-by-step slides, the quiz)
 names the buttons that → / PageDown and ← / PageUp click in presenter mode. It is a small
@@ -70,6 +71,23 @@ h3 { font-size: 2rem !important; }
   box-shadow: 0 0 0.6rem rgba(0, 0, 0, 0.25); gap: 0.3rem; }
 .st-key-presenter_corner img { width: 100% !important; height: auto; }
 .st-key-presenter_corner p { font-size: 0.8rem !important; }
+</style>
+"""
+
+# Phones (a student at 390 px): no sideways scrolling of the page, tap targets of at least
+# 44 px (Apple's and Material's guidance), charts no wider than the screen. On every page,
+# presenter mode or not.
+_PHONE_CSS = """
+<style>
+@media (max-width: 640px) {
+  [data-testid="stMainBlockContainer"] { padding-left: 0.75rem !important;
+    padding-right: 0.75rem !important; }
+  [data-testid="stMain"] { overflow-x: hidden; }
+  [data-testid^="stBaseButton-"], button[data-variant] { min-height: 44px; }
+  [data-testid="stRadio"] label { min-height: 44px; align-items: center; }
+  .studio-chart { max-width: 100%; overflow-x: auto; }
+  [data-testid="stMarkdownContainer"] { overflow-wrap: anywhere; }
+}
 </style>
 """
 
@@ -178,6 +196,7 @@ def presenter_mode(page: Any | None = None) -> None:
     """The presenter switch, for every page: call once in app.py after the navigation is
     known (`page`, to link the right page in the QR code), before `page.run()`."""
     state = st.session_state
+    st.html(_PHONE_CSS)
     wanted = st.query_params.get(PRESENT_PARAM)
     if wanted is not None:  # the URL decides when it says something
         state[_STATE] = wanted in ("1", "true", "yes", "on")
