@@ -11,11 +11,11 @@ both languages in assets/screenshots/ (README shows them).
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 from playwright.sync_api import Page
 
 from .conftest import (
@@ -133,12 +133,31 @@ def test_no_two_labels_overlap_and_enough_tokens_are_labelled(
 
 
 def _landing_shot(page: Page, name: str) -> None:
-    """The top of the landing page, title to the end of the heads chart, for README."""
-    path = screenshot(page, f"readable-landing-{name}")
+    """The landing page from its title to the end of the heads chart, for README (the whole
+    page goes to tests/artifacts as usual)."""
+    screenshot(page, f"readable-landing-{name}")
+    size = page.viewport_size or {"width": 1400, "height": 1000}
+    tall = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    page.set_viewport_size({"width": size["width"], "height": min(int(tall), 6000)})
+    page.wait_for_timeout(300)  # charts re-layout to the new viewport
+    chart = ".studio-chart.js-plotly-plot"
+    bottom = page.evaluate(
+        f"() => document.querySelector('{chart}').getBoundingClientRect().bottom"
+    )
     SHOTS.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(path, SHOTS / f"landing-{name}.png")
+    clip = {"x": 0, "y": 0, "width": size["width"], "height": min(int(bottom) + 16, 6000)}
+    path = SHOTS / f"landing-{name}.png"
+    try:
+        page.screenshot(path=str(path), clip=clip, full_page=True)
+    finally:
+        page.set_viewport_size(size)
+    # 256 colours (no dithering): a third of the bytes, the same picture for README
+    with Image.open(path) as shot:
+        flat = shot.convert("RGB").quantize(256, Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    flat.save(path, optimize=True)
 
 
+@pytest.mark.readme_shots  # writes tracked files: run on purpose, `pytest -m readme_shots`
 @pytest.mark.parametrize("lang", ["en", "zh-TW"])
 def test_landing_page_screenshots_for_readme(app_server: str, page: Page, lang: str) -> None:
     """The landing page at n = 4, 30, 128, 512 in `lang`, as README shows it."""
