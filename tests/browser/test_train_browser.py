@@ -35,10 +35,14 @@ def _main(page: Page):
     return page.locator('[data-testid="stMain"]')
 
 
-def _open_train(page: Page, base_url: str, params: dict | None = None) -> None:
-    """Open the page and wait until its target pattern is painted: open_page can return
-    after a first, empty run of a fresh session, and typing into widgets that are still
-    being drawn can send them odd values."""
+def _open_train(
+    page: Page, base_url: str, params: dict | None = None, *, pace: str | None = "fast"
+) -> None:
+    """Open the page (at the "fast" pace unless told: the default spreads a run over
+    ~10 s) and wait until its target pattern is painted: open_page can return after a
+    first, empty run of a fresh session, and typing into widgets that are still being
+    drawn can send them odd values."""
+    params = {**({"pace": pace} if pace else {}), **(params or {})}
     open_page(page, base_url, "train", params)
     wait_for_heatmaps(page, 1, chart=0)
     assert_no_exception(page)
@@ -130,7 +134,7 @@ _STOP_FRAMES = "() => { clearInterval(window.__frameTimer); return window.__fram
 def test_a_run_is_watched_replayed_and_an_induction_head_is_named_in_both_languages(
     page, app_server
 ):
-    _open_train(page, app_server)
+    _open_train(page, app_server, pace=None)
     main = _main(page)
     # the default pace: the run takes ~10 s on screen, drawn snapshot by snapshot
     expect(main.get_by_role("radio", name="Watch (~10 s)")).to_be_visible()
