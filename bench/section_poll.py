@@ -198,6 +198,8 @@ class Student:
     reconnects: int = 0
     saw_earlier_answer: bool = False
     recovered: bool = False  # its tap was stored but the reply was lost (not timed)
+    seen_after_reconnect: list[str] = field(default_factory=list)  # alerts shown then
+    lost_at: float = 0.0  # perf_counter when its connection first dropped
     errors: list[str] = field(default_factory=list)
 
 
@@ -217,9 +219,11 @@ class PollResult:
     killed_at_s: float | None
     reconnected: int
     saw_earlier_answer: int
-    answered_then_dropped: int  # answered before the kill, then lost their replica
+    answered_then_dropped: int  # had their tap's reply, then lost their connection
+    recovered: int  # tap stored, reply lost with the replica, found counted on reconnect
     errors: list[str]
     wall_s: float
+    crowd: list[Student] = field(default_factory=list, repr=False)
 
 
 def _teacher_open(url: str) -> tuple[PollTab, str]:
@@ -259,6 +263,7 @@ def _student_run(
                     if "sid=" not in tab.query:
                         raise RuntimeError(f"join failed: {tab.alerts}")
                 elif me.reconnects:  # back after a drop: is my earlier answer still there?
+                    me.seen_after_reconnect = [_unescape(a) for a in tab.alerts]
                     shown = any(labels[me.choice] in _unescape(a) for a in tab.alerts)
                     no_buttons = not any(k.startswith("poll_answer_") for k in tab.widget_ids)
                     if shown and no_buttons:
@@ -277,13 +282,19 @@ def _student_run(
                             me.sent = time.perf_counter()
                             tab.click(key, in_fragment=True)
                             me.stored = time.perf_counter()
-                    time.sleep(STUDENT_REFRESH_S * random.uniform(0.9, 1.1))
+                    refresh_at = time.perf_counter() + STUDENT_REFRESH_S * random.uniform(0.9, 1.1)
+                    due = t0 + me.answer_s
+                    if not me.stored and due < refresh_at:  # the tap comes before the timer
+                        time.sleep(max(0.0, due - time.perf_counter()))
+                        continue
+                    time.sleep(max(0.0, refresh_at - time.perf_counter()))
                     tab.refresh()
             return
         except Exception as error:  # a dropped connection: reconnect, as the frontend does
             if time.perf_counter() >= stop_at:
                 return
             me.reconnects += 1
+            me.lost_at = me.lost_at or time.perf_counter()
             if len(me.errors) < 3:
                 me.errors.append(f"{type(error).__name__}: {str(error)[:120]}")
             time.sleep(0.5)
@@ -380,18 +391,18 @@ def run_poll(
         refresh_p95_s=pct(refreshes, 95),
         killed_at_s=killed_at,
         reconnected=sum(1 for me in crowd if me.reconnects),
-        saw_earlier_answer=sum(1 for me in crowd if me.saw_earlier_answer),
-        answered_then_dropped=sum(
+        saw_earlier_answer=sum(
             1
             for me in crowd
-            if killed_at is not None
-            and me.reconnects
-            and me.stored
-            and not me.recovered
-            and me.stored - t0 < killed_at
+            if me.saw_earlier_answer and me.lost_at and me.stored and me.stored < me.lost_at
+        ),
+        recovered=sum(1 for me in crowd if me.recovered),
+        answered_then_dropped=sum(
+            1 for me in crowd if me.lost_at and me.stored and me.stored < me.lost_at
         ),
         errors=[e for me in crowd for e in me.errors][:5],
         wall_s=wall,
+        crowd=crowd,
     )
 
 
@@ -453,7 +464,7 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
             "tap reply p50 / p95",
             "teacher refresh p95",
             "reconnected",
-            "answered before the kill / saw it counted after reconnecting",
+            "had answered when dropped / saw it counted after reconnecting",
         ],
     )
     logs = Path(tempfile.mkdtemp(prefix="bench-poll-", dir=RESULTS_DIR.parent))
@@ -471,7 +482,8 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
         f"{fmt_s(result.answer_p50_s)} / {fmt_s(result.answer_p95_s)}",
         fmt_s(result.refresh_p95_s),
         result.reconnected,
-        f"{result.answered_then_dropped} / {result.saw_earlier_answer}",
+        f"{result.answered_then_dropped} / {result.saw_earlier_answer}"
+        + (f" (+{result.recovered} whose reply was lost)" if result.recovered else ""),
     )
     table.notes.append(
         "Answer → histogram: from a student sending its tap to the end of the first teacher "
@@ -482,7 +494,8 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
     )
     if result.errors:
         table.notes.append("first reconnect reasons: " + "; ".join(result.errors))
-    return [table], {"poll": json.loads(json.dumps(result.__dict__, default=str))}
+    raw = {k: v for k, v in result.__dict__.items() if k != "crowd"}
+    return [table], {"poll": json.loads(json.dumps(raw, default=str))}
 
 
 def main(argv: list[str] | None = None) -> None:
