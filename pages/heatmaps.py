@@ -112,7 +112,10 @@ numbers = {
     "n": n,
     "uniform": flat.uniform,
 }
-st.info(md_escape(tr("flat_why" if flat.score_spread < FLAT_SPREAD else "spread_why", **numbers)))
+with st.container(border=True):  # not an alert box: nothing is wrong here
+    st.markdown(
+        md_escape(tr("flat_why" if flat.score_spread < FLAT_SPREAD else "spread_why", **numbers))
+    )
 
 st.subheader(tr("meaning_header"))
 st.caption(tr("meaning_intro"))

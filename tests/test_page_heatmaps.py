@@ -266,7 +266,7 @@ def test_flat_attention_is_explained_with_this_sentences_numbers(lang):
     assert not at.exception
     header = catalog()["flat_header"][lang]
     assert header in [h.value for h in at.subheader]
-    (info,) = [i.value for i in at.info if "q·k/√d_k" in md_unescape(i.value)]
+    (info,) = [m.value for m in at.markdown if "q·k/√d_k" in md_unescape(m.value)]
     spread, _, factor, low, high, uniform = _flat_numbers(info)[:6]
     # the reference: the trace's own scaled scores (torch), not the weights the page used
     settings = ModelSettings(text=SENTENCE_30["text"], tokenizer="word", embed_dim=64, num_heads=8)

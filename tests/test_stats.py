@@ -182,3 +182,15 @@ def test_flatness_of_uniform_rows_has_no_spread():
     f = flatness(UNIFORM)
     assert f.score_spread == pytest.approx(0.0)
     assert f.low == f.high == 0.25 and f.factor == pytest.approx(1.0)
+
+
+def test_flatness_of_a_large_grid_reads_percentiles_off_a_sample_to_three_decimals():
+    rng = np.random.default_rng(7)
+    scores = rng.normal(scale=0.4, size=(12, 512, 512))
+    w = np.exp(scores)
+    w = (w / w.sum(-1, keepdims=True)).astype(np.float32)  # (12, 512, 512)
+    f = flatness(w)
+    low, high = np.percentile(w.astype(np.float64), [5, 95])  # every weight
+    assert f.low == pytest.approx(low, abs=5e-5) and f.high == pytest.approx(high, abs=5e-5)
+    logs = np.log(w.astype(np.float64))
+    assert f.score_spread == pytest.approx(logs.std(-1).mean(), rel=1e-4)

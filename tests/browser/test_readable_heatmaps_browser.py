@@ -74,6 +74,11 @@ _COLOURS = """() => {
 }"""
 
 
+# What a drag-to-zoom on the first panel does: its axes to the first `k` tokens.
+_ZOOM = """(k) => Plotly.relayout(document.querySelector('.studio-chart.js-plotly-plot'),
+  {'xaxis.range': [-0.5, k - 0.5], 'yaxis.range': [k - 0.5, -0.5]})"""
+
+
 def labels_drawn(page: Page) -> list[dict[str, Any]]:
     found = page.evaluate(_LABELS)
     assert found is not None, "no chart"
@@ -129,6 +134,13 @@ def test_no_two_labels_overlap_and_enough_tokens_are_labelled(
         assert len(shown) >= n / 16, len(shown)
     # default colours: relative to 1/n, so the untrained heads are not white
     assert colours["cmin"] == 0 and colours["cmax"] == pytest.approx(2 / n)
+    if size == "n128":  # thinned labels: zooming in names every token of the zoomed part
+        page.evaluate(_ZOOM, 20)
+        page.wait_for_timeout(300)
+        zoomed = [b for b in labels_drawn(page) if b["axis"] == "y"]
+        assert labelled_tokens(zoomed) >= set(range(20)), sorted(labelled_tokens(zoomed))
+        assert overlaps(labels_drawn(page)) == []
+        screenshot(page, f"readable-{size}-zoomed")
     assert_no_exception(page)
 
 
