@@ -120,7 +120,9 @@ def with_query_row(fig: object) -> object:
 def step_project() -> None:
     st.latex(r"Q = XW_q + b_q,\qquad K = XW_k + b_k,\qquad V = XW_v + b_v")
     st.markdown(md_escape(tr("steps_project_text", n=n, c=C)))
-    st.caption(tr("steps_weights_shape", c=C))
+    if trained is not None:
+        st.caption(tr("trained_x_note"))
+    st.caption(tr("trained_weights_shape" if trained is not None else "steps_weights_shape", c=C))
     a, b = st.columns(2)
     with a:
         chart(
@@ -320,7 +322,7 @@ def step_concat() -> None:
 def step_out() -> None:
     st.latex(r"\text{output} = \text{Concat}(\text{head}_0, \dots, \text{head}_{H-1})\, W_o + b_o")
     st.markdown(md_escape(tr("steps_out_text", c=C, n=n)))
-    st.caption(tr("steps_wo_shape", c=C))
+    st.caption(tr("trained_wo_shape" if trained is not None else "steps_wo_shape", c=C))
     chart(
         plot_step_matrix(trace["output"], labels, dims, title=tr("steps_output_title")),
         "steps_chart_output",

@@ -172,12 +172,8 @@ def titles_of(config: TrainConfig, snap: Snapshot) -> list[str]:
     return names
 
 
-def heads_figure(run: LiveRun, snap: Snapshot, *, title: str | None = None) -> object:
-    grid = head_grid(snap.weights, run.labels)
-    titles = titles_of(run.config, snap)
-    if title is not None:
-        titles = [f"{title} · {t}" for t in titles]
-    grid = replace(grid, titles=titles)
+def heads_figure(run: LiveRun, snap: Snapshot) -> object:
+    grid = replace(head_grid(snap.weights, run.labels), titles=titles_of(run.config, snap))
     return plot_heads(grid, colorbar_title=tr("train_weight_label"))
 
 
@@ -591,15 +587,11 @@ if before_after:
     with heads_slot.container():
         first_col, last_col = st.columns(2)
         with first_col:
-            show_chart(
-                heads_figure(run, run.snapshots[0], title=tr("train_before_title")),
-                key="train_heads_before",
-            )
+            st.markdown(f"**{tr('train_before_title')}**")
+            show_chart(heads_figure(run, run.snapshots[0]), key="train_heads_before")
         with last_col:
-            show_chart(
-                heads_figure(run, last, title=tr("train_after_title", step=last.step)),
-                key="train_heads_after",
-            )
+            st.markdown(f"**{tr('train_after_title', step=last.step)}**")
+            show_chart(heads_figure(run, last), key="train_heads_after")
 else:
     show_chart(heads_figure(run, shown), key="train_heads", where=heads_slot)
 

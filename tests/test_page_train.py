@@ -296,6 +296,7 @@ def test_step_by_step_runs_on_a_finished_run_named_in_the_url():
     x = decode(chart(at, "steps_chart_x")["data"][0]["z"])
     np.testing.assert_allclose(x, example_trace(run).trace["x"], atol=1e-6)
     assert at.query_params["trained"] == "1"
+    assert "learned by the training run" in plain(at) and "seeded random" not in plain(at)
     # a run this session does not have: a clear message, the sentence instead
     at = run_app({"trained": "9"}, page="pages/steps.py", _trained_runs={1: run})
     assert not at.exception and any("“9”" in w.value for w in at.warning)

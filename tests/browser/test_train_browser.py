@@ -185,3 +185,12 @@ def test_a_run_is_watched_replayed_and_an_induction_head_is_named_in_both_langua
     wait_for_heatmaps(page, 3, chart=HEADS_CHART + 2)
     assert_no_exception(page)
     screenshot(page, "train-induction-zh")
+
+    # the trained weights through Step by step: the URL names the run (the session's 2nd)
+    main.get_by_role("button", name="用這些權重逐步講解 →").click()
+    page.wait_for_url(re.compile(r"/steps\?(.*&)?trained=2"), timeout=WAIT_MS)
+    caption = main.get_by_text(re.compile(r"訓練好的權重：第 2 次訓練：歸納"))
+    expect(caption).to_be_visible(timeout=WAIT_MS)
+    wait_for_heatmaps(page, 1, chart=0)  # X of the example sequence
+    assert_no_exception(page)
+    screenshot(page, "steps-trained-zh")
