@@ -239,6 +239,8 @@ def test_induction_run_draws_the_detector_and_names_its_heads():
     at = open_train()
     at.selectbox(key="train_task").set_value("induction").run()
     assert at.session_state["train_seq_len"] == 24  # the task's defaults, beyond 16
+    at.session_state["train_steps"] = 250  # the circuit forms by ~150 (bench/section_train.py)
+    at.run()
     at.button("train_run").click().run()
     assert not at.exception, at.exception
     run: LiveRun = at.session_state[RUN]
@@ -304,7 +306,8 @@ def test_step_by_step_runs_on_a_finished_run_named_in_the_url():
 
 def test_the_quiz_asks_about_a_finished_run_named_in_the_url():
     run = _finished("previous", steps=300)
-    at = run_app({"trained": "1"}, page="pages/quiz.py", _trained_runs={1: run})
+    # no other source (quiz_sources empty): the run is asked about on its own anyway
+    at = run_app({"trained": "1"}, page="pages/quiz.py", _trained_runs={1: run}, quiz_sources=[])
     assert not at.exception, at.exception
     assert at.session_state["_quiz_kind"] == "session:1"
     assert at.session_state["_quiz_labels"] == run.labels
