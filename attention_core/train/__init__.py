@@ -11,17 +11,26 @@ has exactly one place where positions exchange information, the attention layer:
 No residual connection, no MLP, no second layer: whatever a position outputs must have
 come through its attention weights, so a solved task is a solved attention pattern.
 
+One task needs two layers: `induction` (Olsson et al. 2022) trains a 2-layer attention-only
+model with residual connections and a causal mask (`induction`), where a previous-token
+head in layer 0 and an induction head in layer 1 form during training; a detector scores
+every head for both behaviours at every snapshot (`Snapshot.detector`).
+
 The package, one job per module (each docstring has the design choices and measurements
 behind its part):
 
-- `tasks`  the toy tasks (`TASKS`: reverse, previous, match, sort), the settings of a run
+- `tasks`  the toy tasks (`TASKS`: reverse, previous, match, sort, induction), the settings of a run
            (`TrainConfig`, `default_config`) and the data rules (targets, answers, the
            held-out split, the example sequence, the attention mask)
-- `model`  `ToyAttentionModel` and `build_model`
+- `model`  `ToyAttentionModel` and `build_model` (which builds the induction model too)
+- `induction` `InductionModel`, the head detector (`detector_scores`, `head_roles`) and the
+           ablation (`accuracy_without`); not re-exported: import it from
+           `attention_core.train.induction`
 - `loop`   `train` (snapshot by snapshot), `evaluate` (held-out accuracy, head focus), `fit`
-- `live`   `LiveRun`, a run that can be interrupted between snapshots and resumed, and the
-           plain data a caller draws from it (not re-exported here: import it from
-           `attention_core.train.live`)
+- `live`   `LiveRun`, a run that can be interrupted between snapshots, stopped and
+           continued, the pace a UI shows it at, and the plain data a caller draws from it
+           (`example_trace`: one layer's every step on the example sequence); not
+           re-exported here: import it from `attention_core.train.live`
 
 Usage (drive it from a UI one snapshot at a time, or all at once with `fit`):
 
@@ -39,6 +48,7 @@ from __future__ import annotations
 from attention_core.train.loop import Evaluation, Snapshot, TrainResult, evaluate, fit, train
 from attention_core.train.model import ToyAttentionModel, build_model
 from attention_core.train.tasks import (
+    MAX_INDUCTION_SEQ_LEN,
     MAX_TRAIN_BATCH,
     MAX_TRAIN_EMBED_DIM,
     MAX_TRAIN_SEQ_LEN,
@@ -51,12 +61,14 @@ from attention_core.train.tasks import (
     default_config,
     example_sequence,
     is_held_out,
+    max_seq_len,
     sample_sequences,
     target_positions,
     task_outputs,
 )
 
 __all__ = [
+    "MAX_INDUCTION_SEQ_LEN",
     "MAX_TRAIN_BATCH",
     "MAX_TRAIN_EMBED_DIM",
     "MAX_TRAIN_SEQ_LEN",
@@ -76,6 +88,7 @@ __all__ = [
     "example_sequence",
     "fit",
     "is_held_out",
+    "max_seq_len",
     "sample_sequences",
     "target_positions",
     "task_outputs",
