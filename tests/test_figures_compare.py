@@ -166,3 +166,21 @@ def test_cell_numbers_are_dropped_only_where_they_would_overlap():
     np.testing.assert_array_equal(_array(_sent(layer)["data"][5]["z"]), w[5])  # data intact
     half = plot_heads(head_grid(w[:4], _labels(10)), cols=2)
     assert without_cramped_text(half, width_px=520).data[0].texttemplate is None
+
+
+def test_difference_and_similarity_labels_follow_the_one_layout_rule():
+    from attention_core.figures.layout import LABEL_PITCH
+
+    n = 80  # 80 tokens in a ≤ 700 px matrix: not room for every label on each axis
+    diff = head_difference(_rows((n, n)), _rows((n, n)))
+    layout = _sent(plot_difference(diff, _labels(n)))["layout"]
+    for axis in ("xaxis", "yaxis"):
+        ticks = layout[axis]
+        assert ticks["tickmode"] == "array" and len(ticks["tickvals"]) < n  # thinned
+        font = ticks["tickfont"]["size"]
+        # the labelled ticks are LABEL_PITCH font sizes apart on the ≤ 700 px matrix
+        shown = len(ticks["tickvals"])
+        assert 700 / shown >= LABEL_PITCH * font * 0.99
+    # rows label the even tokens, columns the odd ones: every token is named once
+    named = set(layout["yaxis"]["tickvals"]) | set(layout["xaxis"]["tickvals"])
+    assert named == set(_labels(n))

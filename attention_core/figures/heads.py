@@ -438,7 +438,6 @@ def plot_matrix(
     else:
         cell_h = (min(640, max(220, 40 + 28 * rows)) - top_px - 10) / rows
     x_plan = tick_plan(col_labels, cell_w * cols)
-    y_plan = tick_plan(row_labels, cell_h * rows)
     if height is None:
         height = int(top_px + x_plan.band_px + cell_h * rows + 10) if square else None
         height = height or max(220, min(640, 40 + 28 * rows))
@@ -457,9 +456,8 @@ def plot_matrix(
         zmin=zmin,
         zmax=zmax,
         hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>",
+        width_px=width_px,
     )
-    fig.update_xaxes(**axis_ticks(x_plan, literals(col_labels), "x"))
-    fig.update_yaxes(**axis_ticks(y_plan, literals(row_labels), "y"))
     return fig
 
 
@@ -474,11 +472,14 @@ def matrix_figure(
     cell_text: str | None = None,
     gaps: bool | None = None,
     axes: Mapping[str, Any] | None = None,
+    width_px: float = NOMINAL_WIDTH_PX,
     **heatmap: Any,
 ) -> go.Figure:
     """One (rows, cols) matrix as one heatmap in the frame every single-matrix figure
     shares: category axes as `style.matrix_axes(**axes)` (row 0 on top), the house font,
-    10 px margins but `top_px` above, `height` pixels in all.
+    10 px margins but `top_px` above, `height` pixels in all, tick labels by the one rule
+    of `figures.layout` for a chart `width_px` wide (callers with ticks of their own, like
+    the model view, set them afterwards).
 
     `x`, `y` and `title` come escaped (`literal`). `cell_text` is the texttemplate written
     into every cell (None: none); cells are parted by 1 px gaps where they carry text,
@@ -497,4 +498,16 @@ def matrix_figure(
         margin={"l": 10, "r": 10, "t": top_px, "b": 10},
         font=FONT,
     )
+    raw_x, raw_y = [_unescape(v) for v in x], [_unescape(v) for v in y]
+    y_len = max(40.0, height - top_px - 20)
+    x_len = max(40.0, width_px - tick_plan(raw_y, y_len).margin_px - COLORBAR_PX)
+    if (axes or {}).get("square", True):
+        x_len = y_len = min(x_len, y_len)
+    fig.update_xaxes(**axis_ticks(tick_plan(raw_x, x_len), list(x), "x"))
+    fig.update_yaxes(**axis_ticks(tick_plan(raw_y, y_len), list(y), "y"))
     return fig
+
+
+def _unescape(text: str) -> str:
+    """The raw text of an escaped label (`literal` undone), to measure and cut it."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
