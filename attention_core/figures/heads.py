@@ -1,4 +1,10 @@
-"""The main view: one heatmap per head, heads side by side, one shared colour scale.
+"""The main view: one heatmap per head, heads side by side, one colour scale of three.
+
+Colours (`colour_scale`): absolute 0…1; relative to an even share (weight × n, diverging
+around 1, the default: an untrained head's weights all lie near 1/n); per-head contrast.
+The z values are the weights under every scale, so hover always reads the absolute weight.
+How many panels in a row, how large, which tokens get a label and whether cells carry
+numbers is the one rule of `figures.layout`, which `matrix_figure` follows too.
 
 Rows are queries, columns are keys, both labelled `index:token` (Plotly merges equal
 category labels, so the index keeps repeated tokens apart). Every text reaches Plotly through
