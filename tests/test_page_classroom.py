@@ -18,8 +18,10 @@ from streamlit.testing.v1 import AppTest
 from attention_core.i18n import t
 from attention_core.pipeline import analyze
 from attention_core.poll import SQLiteStore
+from attention_core.quiz import QuizRound, QuizSource
 from attention_core.settings import Settings
 from tests.apptest_helpers import chart, decode, md_unescape, open_after_first_run, texts
+from ui.classroom import question_for
 from ui.common import md_escape
 
 PAGE = "pages/classroom.py"
@@ -146,6 +148,7 @@ def test_bad_codes_get_a_message_not_a_traceback(db: Path) -> None:
 def test_the_quiz_pushes_its_question_to_the_teachers_class(db: Path) -> None:
     teacher, code = _teacher()
     teacher.switch_page("pages/quiz.py")
+    teacher.session_state["quiz_sources"] = ["untrained"]  # the sentence's own heads: quick
     teacher.run()
     assert not teacher.exception
     (button,) = [b for b in teacher.button if b.key == "poll_push_quiz"]
@@ -156,11 +159,19 @@ def test_the_quiz_pushes_its_question_to_the_teachers_class(db: Path) -> None:
     question = SQLiteStore(db).info(code).question
     assert list(question.options) == list(labels)
     assert (question.head, question.query, question.answers) == (head, quiz.query, quiz.answers)
+    assert question.layer == -1  # one layer: not named
     row = np.asarray(question.matrix)[quiz.query]
     assert int(np.argmax(row)) == quiz.answer  # the stored weights agree with the answer
-    # a student's quiz page has no such button
-    student = open_after_first_run("pages/quiz.py")
-    assert not [b for b in student.button if b.key == "poll_push_quiz"]
+
+
+def test_a_question_from_a_model_of_several_layers_names_the_layer() -> None:
+    weights = np.full((2, 3, 3), 1 / 3)  # (P, n, n): two heads of a pretrained model
+    weights[1, 0] = [0.1, 0.7, 0.2]
+    source = QuizSource("pretrained", weights, ["0:a", "1:b", "2:c"], [(0, 4), (5, 11)])
+    quiz = QuizRound(head=1, query=0, answer=1, answers=(1,), weight=0.7, choices=3)
+    question = question_for(quiz, source)
+    assert (question.layer, question.head, question.answers) == (5, 11, (1,))
+    assert question.matrix[0] == (0.1, 0.7, 0.2)
 
 
 def test_a_student_in_chinese(db: Path) -> None:

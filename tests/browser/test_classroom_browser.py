@@ -25,6 +25,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from .conftest import (
+    ARTIFACTS_DIR,
     _configure,
     assert_no_exception,
     collect_dialogs,
@@ -148,7 +149,7 @@ def test_a_class_answers_on_phones_and_the_teacher_sees_it_live(
         _assert_fits(phone, "the question on a phone")
         button.tap()
         expect(phone.get_by_text("Your answer:")).to_be_visible(timeout=WAIT_MS)
-    screenshot(phones[1], "classroom-phone-answered")
+    phones[1].screenshot(path=str(ARTIFACTS_DIR / "classroom-phone-answered.png"))
 
     bars = _wait_total(teacher, 3)
     assert bars[0] == 1 and bars[2] == 2 and sum(bars) == 3
@@ -166,7 +167,7 @@ def test_a_class_answers_on_phones_and_the_teacher_sees_it_live(
                              '[data-testid="stAlertContentError"]').first).to_be_visible(
             timeout=WAIT_MS
         )  # fmt: skip
-    screenshot(phones[0], "classroom-phone-revealed")
+    phones[0].screenshot(path=str(ARTIFACTS_DIR / "classroom-phone-revealed.png"))
     with expect_rerun(teacher):
         teacher.get_by_role("button", name="推送題目").click()
     expect(teacher.get_by_text("第 2 題：")).to_be_visible(timeout=WAIT_MS)

@@ -17,11 +17,11 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from .conftest import (
+    ARTIFACTS_DIR,
     assert_no_exception,
     collect_page_errors,
     expect_rerun,
     open_page,
-    screenshot,
     set_language,
     sidebar,
     wait_for_charts,
@@ -47,6 +47,12 @@ def _decode_qr(page: Page) -> str:
     found = [r.text for r in zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))]
     assert len(found) == 1, found
     return found[0]
+
+
+def _projector(page: Page, name: str) -> None:
+    """What the projector shows: the window, not the whole scrolled page."""
+    ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS_DIR / f"{name}.png"))
 
 
 def _text_px(page: Page) -> float:
@@ -94,7 +100,7 @@ def test_a_lecturer_presents_the_steps_and_the_quiz_in_both_languages(
     )
     box = chart.bounding_box()
     assert box is not None and box["width"] >= 0.8 * page.viewport_size["width"] - 100
-    screenshot(page, "presenter-steps-en")
+    _projector(page, "presenter-steps-en")
 
     # the QR code is this view's share link, without presenter mode
     link = _decode_qr(page)
@@ -124,7 +130,7 @@ def test_a_lecturer_presents_the_steps_and_the_quiz_in_both_languages(
     _press(page, "ArrowRight")
     assert _query(page.url)["step"] == ["2"]
     wait_for_charts(page)
-    screenshot(page, "presenter-steps-zh")
+    _projector(page, "presenter-steps-zh")
     assert _query(_decode_qr(page))["lang"] == ["zh-TW"]
 
     # the quiz: → is the next round
@@ -134,6 +140,6 @@ def test_a_lecturer_presents_the_steps_and_the_quiz_in_both_languages(
     expect(round_metric).to_have_text("1")
     _press(page, "ArrowRight")
     expect(round_metric).to_have_text("2", timeout=WAIT_MS)
-    screenshot(page, "presenter-quiz-zh")
+    _projector(page, "presenter-quiz-zh")
     assert_no_exception(page)
     assert not errors, errors
