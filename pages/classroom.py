@@ -23,6 +23,8 @@ from ui.classroom import (
     STUDENT_REFRESH_S,
     TEACHER,
     TEACHER_REFRESH_S,
+    guarded_callback,
+    guarded_view,
     poll_store_or_stop,
     push_settings_question,
     show_flash,
@@ -45,12 +47,14 @@ st.html(
 
 
 # --- callbacks -------------------------------------------------------------------------
+@guarded_callback
 def _open_class() -> None:
     state[TEACHER] = store.open_class()
     st.query_params.pop(CLASS_PARAM, None)
     st.query_params.pop(STUDENT_PARAM, None)
 
 
+@guarded_callback
 def _teacher_action(action: str) -> None:
     code, key = teacher_class() or ("", "")
     try:
@@ -62,6 +66,7 @@ def _teacher_action(action: str) -> None:
         state["poll_flash"] = ("info", "poll_closed_teacher", {"code": code})
 
 
+@guarded_callback
 def _join() -> None:
     code = normalise_code(state.get("poll_join_code", ""))
     if code is None:
@@ -82,6 +87,7 @@ def _leave() -> None:
     state.pop("poll_joined", None)
 
 
+@guarded_callback
 def _answer(class_id: str, number: int, choice: int) -> None:
     sid = str(st.query_params.get(STUDENT_PARAM, ""))
     try:
@@ -106,6 +112,7 @@ def _answer_names(question: Question) -> str:
 
 # --- the teacher's screen ---------------------------------------------------------------
 @st.fragment(run_every=TEACHER_REFRESH_S)
+@guarded_view
 def teacher_live(code: str) -> None:
     info = store.info(code, with_names=True)
     if info is None or not info.open:
@@ -151,6 +158,7 @@ def _reveal_view(info: ClassInfo, question: Question) -> None:
         show_chart(fig, key="poll_matrix")
 
 
+@guarded_view
 def teacher_view(code: str) -> None:
     info = store.info(code)
     left, right = st.columns([3, 2], vertical_alignment="center")
@@ -200,7 +208,9 @@ def teacher_view(code: str) -> None:
 
 # --- the student's phone ----------------------------------------------------------------
 @st.fragment(run_every=STUDENT_REFRESH_S)
+@guarded_view
 def student_live(code: str, sid: str) -> None:
+    show_flash()  # an answer not counted, a store that failed
     info = store.info(code)
     if info is None or not info.open:
         st.warning(tr("poll_closed_student", code=code))
@@ -240,9 +250,9 @@ def student_live(code: str, sid: str) -> None:
                     args=(info.class_id, question.number, j),
                     width="stretch",
                 )
-    show_flash()
 
 
+@guarded_view
 def student_view(code: str) -> None:
     sid = str(st.query_params.get(STUDENT_PARAM, ""))
     if sid != student_id():  # not a valid id (a hand-edited link): join afresh

@@ -8,6 +8,7 @@ numpy's argmax of the head's row from `pipeline.analyze`; a hostile name with `m
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from pathlib import Path
 
@@ -181,3 +182,30 @@ def test_a_student_in_chinese(db: Path) -> None:
     assert t("poll_tap", "zh-TW") in texts(student)
     student.button(key="poll_answer_1_1").click().run()
     assert "你的答案" in texts(student)
+
+
+def test_a_store_that_is_down_gives_a_message_not_a_traceback(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deploy.app_server import free_port
+    from ui.cache import poll_store
+
+    teacher, code = _teacher()
+    teacher.button(key="poll_push").click().run()
+    student = _student(code, "Ann")
+    store = poll_store("", str(db))  # the instance the sessions share (st.cache_resource)
+
+    def down(*_: object, **__: object) -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(store, "info", down)
+    monkeypatch.setattr(store, "answer", down)
+    student.button(key="poll_answer_1_0").click().run()
+    teacher.run()
+    for at in (teacher, student):
+        assert not at.exception, at.exception
+        assert t("poll_store_down", "en", error="OperationalError") in [e.value for e in at.error]
+    # Redis configured but not reachable: the page says so
+    monkeypatch.setenv("ATTENTION_POLL_REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
+    away = open_after_first_run(PAGE)
+    assert [e.value for e in away.error] == [t("poll_store_down", "en", error="ConnectionError")]

@@ -14,9 +14,11 @@ session keeps only who it is:
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import streamlit as st
 
@@ -34,6 +36,8 @@ __all__ = [
     "STUDENT_REFRESH_S",
     "TEACHER",
     "TEACHER_REFRESH_S",
+    "guarded_callback",
+    "guarded_view",
     "poll_store_or_stop",
     "push_settings_question",
     "push_to_class",
@@ -41,6 +45,8 @@ __all__ = [
     "student_id",
     "teacher_class",
 ]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 CLASS_PARAM, STUDENT_PARAM = "class", "sid"
 TEACHER = "poll_teacher"
@@ -62,6 +68,36 @@ def poll_store_or_stop() -> PollStore:
     except Exception as error:  # a store that is down: a message, never a traceback
         st.error(tr("poll_store_down", error=type(error).__name__))
         st.stop()
+
+
+def guarded_callback(function: _F) -> _F:
+    """A button's callback whose store may fail (Redis restarting, a locked file): the
+    failure becomes a message on the next run, never a traceback."""
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:
+            st.session_state["poll_flash"] = ("error", "poll_store_down",
+                                              {"error": type(error).__name__})  # fmt: skip
+            return None
+
+    return run  # type: ignore[return-value]
+
+
+def guarded_view(function: _F) -> _F:
+    """A live view (a fragment) whose store may fail: a message in its place instead."""
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:
+            st.error(tr("poll_store_down", error=type(error).__name__))
+            return None
+
+    return run  # type: ignore[return-value]
 
 
 def teacher_class() -> tuple[str, str] | None:
@@ -93,6 +129,7 @@ def question_for(quiz: QuizRound, source: QuizSource) -> Question:
     )
 
 
+@guarded_callback
 def _push(question: Question) -> None:
     found = teacher_class()
     if found is None:
@@ -106,6 +143,7 @@ def _push(question: Question) -> None:
     st.session_state["poll_flash"] = ("success", "poll_pushed", {"number": pushed.number})
 
 
+@guarded_callback
 def push_settings_question(round_index: int) -> None:
     """Push a question drawn from the sidebar's sentence (the classroom's own button)."""
     from attention_core.quiz import QuizSource, new_round
