@@ -103,8 +103,8 @@ def main(argv: list[str] | None = None) -> None:
         focus = statistics.median(r.focus for r in runs)
         row_max0 = max(r.row_max0 for r in runs)  # the worst seed
         config = default_config(task)
-        heads = f"{config.num_heads} + 1" if config.total_heads > config.num_heads else "1"
-        heads = heads if config.total_heads > config.num_heads else str(config.num_heads)
+        layered = config.total_heads > config.num_heads  # induction: H in layer 0, 1 in layer 1
+        heads = f"{config.num_heads} + 1" if layered else str(config.num_heads)
         rate = statistics.median(r.steps / r.wall_total for r in runs)
         print(
             f"| {task} | {heads} | {config.steps} | {rate:.0f} | {med['steps_to_target']:.0f} | "
