@@ -490,7 +490,8 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
         f"refresh (every {TEACHER_REFRESH_S} s, as the page's fragment) that started after "
         f"the tap was stored. Students refresh every {STUDENT_REFRESH_S} s, as the page's "
         "fragment makes a phone do. The "
-        "load generator (101 threads) shares the 2 cores with both replicas, nginx and Redis."
+        f"load generator ({students + 1} threads) shares the machine's cores with both "
+        "replicas, nginx and Redis."
     )
     if result.errors:
         table.notes.append("first reconnect reasons: " + "; ".join(result.errors))
