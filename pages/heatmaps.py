@@ -11,7 +11,8 @@ import streamlit as st
 from attention_core.export import download_name, matrices_csv, matrices_json
 from attention_core.figures.heads import IMAGE_CELLS, RELATIVE_MAX, head_grid, plot_heads
 from attention_core.figures.layout import panel_layout
-from attention_core.stats import BROAD_ENTROPY, PATTERN_MASS, flatness, head_patterns, head_stats
+from attention_core.stats import BROAD_ENTROPY, PATTERN_MASS
+from ui.cache import head_summary
 from ui.charts import show_chart
 from ui.common import (
     analysis_or_stop,
@@ -102,7 +103,7 @@ show_chart(
 )
 
 # --- why flat, and where meaning comes from ------------------------------------------------
-flat = flatness(analysis.weights)
+stats, patterns, flat = head_summary(settings.model)  # of analysis.weights, cached
 st.subheader(tr("flat_header"))
 numbers = {
     "spread": flat.score_spread,
@@ -135,7 +136,7 @@ to_handmade.page_link("pages/handmade.py", label=tr("meaning_handmade"), icon=":
 
 # --- what each head does ------------------------------------------------------------------
 st.subheader(tr("summary_header"), help=tr("summary_help", mass=PATTERN_MASS, broad=BROAD_ENTROPY))
-for s, pattern in zip(head_stats(analysis.weights), head_patterns(analysis.weights), strict=True):
+for s, pattern in zip(stats, patterns, strict=True):
     name = grid.titles[s.head]
     line = tr(
         "summary_line",

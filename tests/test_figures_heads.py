@@ -20,6 +20,7 @@ from PIL import Image
 
 from attention_core.figures.heads import (
     IMAGE_CELLS,
+    PICTURE_LEVELS,
     RELATIVE_MAX,
     HeadGrid,
     colour_indices,
@@ -328,7 +329,11 @@ def test_picture_pixels_are_the_colour_scale_at_each_weight():
             assert png.mode == "P" and png.size == (n, n)
             pixels = np.asarray(png)  # (n, n) palette indices
             palette = np.array(png.getpalette()[: 256 * 3]).reshape(256, 3)
-        np.testing.assert_array_equal(pixels, np.clip(np.rint(w[h] * 255), 0, 255))
+        # the weight's place on the scale, rounded to one of PICTURE_LEVELS evenly spaced colours
+        step = 255 / (PICTURE_LEVELS - 1)
+        levels = np.rint(np.rint(np.clip(np.rint(w[h] * 255), 0, 255) / step) * step)
+        np.testing.assert_array_equal(pixels, levels)
+        assert len(np.unique(pixels)) <= PICTURE_LEVELS
         np.testing.assert_allclose(palette, expected_palette, atol=1)  # Plotly's colours
         assert trace["hovertemplate"].startswith("%{y} → %{x}")
     # no heatmap left: an invisible scatter carries the one shared colour bar
