@@ -42,14 +42,19 @@ class TrainedView:
 
 
 def finished_runs() -> dict[int, LiveRun]:
-    """Run number → finished run of this session, oldest first."""
+    """Run number → finished run of this session, oldest first (a stopped run that was
+    continued and is training again is left out until it ends)."""
+    return {number: run for number, run in _kept().items() if not run.running}
+
+
+def _kept() -> dict[int, LiveRun]:
     return state.setdefault(RUNS, {})
 
 
 def remember(run: LiveRun) -> int:
     """Keep a finished run for the other pages; returns its number (the same run twice
     keeps its number)."""
-    runs = finished_runs()
+    runs = _kept()
     for number, kept in runs.items():
         if kept is run:
             return number
