@@ -209,3 +209,16 @@ def test_a_store_that_is_down_gives_a_message_not_a_traceback(
     monkeypatch.setenv("ATTENTION_POLL_REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
     away = open_after_first_run(PAGE)
     assert [e.value for e in away.error] == [t("poll_store_down", "en", error="ConnectionError")]
+
+
+def test_a_student_joins_by_typing_the_code(db: Path) -> None:
+    teacher, code = _teacher()
+    teacher.button(key="poll_push").click().run()
+    student = open_after_first_run(PAGE)  # the landing: no code in the link
+    student.text_input(key="poll_join_code").input(f"  {code.lower()} ").run()
+    student.text_input(key="poll_join_name").input("Bea").run()
+    student.button(key="poll_join").click().run()
+    assert not student.exception
+    assert student.query_params["class"] in (code, [code])
+    assert len(_answer_buttons(student)) == len(SQLiteStore(db).info(code).question.options)
+    assert SQLiteStore(db).info(code, with_names=True).names == ("Bea",)
