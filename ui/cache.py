@@ -123,7 +123,8 @@ def head_summary(model: ModelSettings) -> tuple[list[HeadStats], list, Flatness]
     from attention_core.stats import flatness, head_patterns, head_stats
 
     weights = _view(model, None, MAX_TOKENS).weights  # (H, n, n)
-    return head_stats(weights), head_patterns(weights), flatness(weights)
+    stats = head_stats(weights)
+    return stats, head_patterns(weights, stats), flatness(weights)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)  # a 512-token entry holds ~100 MB
