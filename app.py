@@ -194,6 +194,8 @@ PAGES = {
         ),
     ],
 }
-page = st.navigation({section: pages for section, pages in PAGES.items() if pages})
+# expanded: every page listed. Collapsed, Streamlit folds the list after 10 entries behind
+# its own "View N more", which it cannot say in Chinese.
+page = st.navigation({section: pages for section, pages in PAGES.items() if pages}, expanded=True)
 presenter_mode(page)  # ui/presenter.py: ?present=1 or the sidebar's button, on every page
 page.run()

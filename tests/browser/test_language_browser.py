@@ -43,6 +43,9 @@ PAGES = [
     "quiz",
     "train",
     "pretrained",
+    "lens",
+    "minimal_pairs",
+    "classroom",
     "glossary",
 ]
 # The user's own text is always allowed: each walk types the other language's sentence,
@@ -68,7 +71,7 @@ ZH_ALLOWED_IN_EN = [
 EN_NAMES = {
     "BERT", "GPT", "LLaMA", "BART", "Transformer", "PyTorch", "jieba", "WordPiece", "Adam",
     "Hugging", "Face", "Hub", "MiniLM", "Jensen", "Shannon", "Clark", "Vaswani",
-    "JSON", "CSV", "PNG", "UTF", "CLS", "SEP", "PAD", "UNK", "English", "Language",
+    "JSON", "CSV", "PNG", "SVG", "UTF", "CLS", "SEP", "PAD", "UNK", "English", "Language",
 }  # fmt: skip
 EN_PHRASES = [
     "What Does BERT Look At?",  # a paper's title, cited
