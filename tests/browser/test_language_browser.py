@@ -84,6 +84,8 @@ EN_PHRASES = [
     "forward()",
     "Plotly.js",
 ]
+# A class code is Latin letters in either language; the join box shows one as its example.
+EN_NAMES |= {"ABCD"}
 # Math and code the pages write as such: softmax(QKᵀ/√d_k), Concat(head_0, …), log n.
 EN_MATH = {"softmax", "Softmax", "Concat", "sin", "cos", "log", "true", "false", "exp"}
 # Streamlit's own controls, which the app cannot relabel: the fullscreen button Streamlit
@@ -195,8 +197,14 @@ def _clean(text: str) -> str:
     return re.sub(r"<[^>]+>", " ", text)
 
 
-def _user_words(lang: str) -> set[str]:
-    return set(re.findall(r"[A-Za-z]+", SENTENCE[lang]))
+# The minimal-pairs page's own two sentences (pages/minimal_pairs.py): text in its text
+# boxes, the user's to edit, in English because the packaged model reads English.
+MINIMAL_PAIR = "The animal didn't cross the street because it was too tired / wide"
+
+
+def _user_words(lang: str, path: str = "") -> set[str]:
+    text = SENTENCE[lang] + (" " + MINIMAL_PAIR if path == "minimal_pairs" else "")
+    return set(re.findall(r"[A-Za-z]+", text))
 
 
 def _foreign(lang: str, text: str, path: str) -> list[str]:
@@ -217,7 +225,7 @@ def _foreign(lang: str, text: str, path: str) -> list[str]:
     if path == "glossary":  # its English column, longest terms first (tokenizer, token)
         for term in sorted((t(key, "en") for key in glossary()), key=len, reverse=True):
             text = text.replace(term, " ")
-    allowed = EN_NAMES | EN_MATH | _user_words(lang)
+    allowed = EN_NAMES | EN_MATH | _user_words(lang, path)
     found = []
     for word in re.findall(r"[A-Za-z][A-Za-z0-9_]*", text):
         if "_" in word or sum(c.isalpha() for c in word) < 3 or word in allowed:
