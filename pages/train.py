@@ -21,11 +21,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from attention_core.figures.heads import head_grid, plot_heads
-from attention_core.figures.train import plot_curves, plot_detector
+from attention_core.figures.train import plot_curves, plot_detector, plot_knockout
 from attention_core.i18n import catalog, t
+from attention_core.lens import toy_head_effects
 from attention_core.limits import MAX_TRAIN_STEPS
 from attention_core.settings import MAX_SEED, head_options, nearest_heads
 from attention_core.train import (
@@ -74,6 +76,7 @@ REDRAW_S = 0.3  # at the "fast" pace, redraw curves and heads at most this often
 PLAY = "_train_playing"  # playback running (not a widget)
 PLAY_AT = "_train_play_at"  # the step playback shows now, for Pause to stop on
 REPLAY_NEXT = "_train_replay_next"  # the scrubber's position after a playback run
+KNOCKOUT = "_train_knockout"  # (run, step, lens.ToyEffects) of the last knock-out
 state = st.session_state
 
 
@@ -638,6 +641,38 @@ st.dataframe(
         for name in ("entropy", "max_weight", "diagonal", "previous", "first", "distance", "focus")
     },
 )
+
+# --- which heads the model needs: each knocked out alone, on held-out sequences ----------------
+st.subheader(tr("train_knockout_header"), help=tr("train_knockout_help"))
+if st.toggle(tr("train_knockout_label"), key="train_knockout"):
+    kept = state.get(KNOCKOUT)
+    if kept is None or kept[0] is not run or kept[1] != last.step:
+        kept = (run, last.step, toy_head_effects(run.model, rc))
+        state[KNOCKOUT] = kept
+    effects = kept[2]
+    knocked = effects.knocked[~np.isnan(effects.knocked)]  # (total heads,) layer 0 first
+    show_chart(
+        plot_knockout(
+            run_heads,
+            knocked,
+            accuracy=effects.accuracy,
+            chance=1 / rc.num_classes,
+            accuracy_title=tr("train_accuracy"),
+            base_title=tr("train_knockout_all"),
+            chance_title=tr("train_chance"),
+        ),
+        key="train_knockout_chart",
+    )
+    needed = int(np.argmin(knocked))
+    st.caption(
+        tr(
+            "train_knockout_caption",
+            head=run_heads[needed],
+            knocked=float(knocked[needed]),
+            accuracy=effects.accuracy,
+            chance=1 / rc.num_classes,
+        )
+    )
 
 send_col, steps_col, quiz_col = st.columns(3)
 if send_col.button(tr("train_send_label"), key="train_send", help=tr("train_send_help")):

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from attention_core.figures.train import plot_curves, plot_detector
+from attention_core.figures.train import plot_curves, plot_detector, plot_knockout
 
 STEPS = np.array([0, 10, 20, 30], dtype=np.int64)
 LOSSES = np.array([2.31, 1.7, 0.42, 0.051])
@@ -111,3 +111,16 @@ def test_detector_figure_of_nothing_is_empty_and_a_wrong_shape_is_refused():
     assert plot_detector([], np.zeros((0, 2, 1)), ["h"], thresholds=(0.4, 0.5)).data == ()
     with pytest.raises(ValueError, match=r"\(S=4, 2, H=2\)"):
         plot_detector(STEPS, np.zeros((4, 2, 3)), ["a", "b"], thresholds=(0.4, 0.5))
+
+
+def test_knockout_bars_lines_and_the_heads_it_needs():
+    fig = plot_knockout(["h0", "h1", "<b>h2</b>"], [0.97, 0.12, 0.9], accuracy=0.98, chance=0.0625)
+    bars = fig.data[0]
+    assert list(bars.x) == ["h0", "h1", "&lt;b&gt;h2&lt;/b&gt;"]  # names drawn literally
+    np.testing.assert_allclose(np.asarray(bars.y, dtype=float), [0.97, 0.12, 0.9], atol=1e-6)
+    # red: a head whose removal costs at least half of what the model gained over guessing
+    assert list(bars.marker.color) == ["#1f77b4", "#d62728", "#1f77b4"]
+    lines = sorted(shape.y0 for shape in fig.layout.shapes)
+    assert lines == pytest.approx([0.0625, 0.98])
+    with pytest.raises(ValueError):
+        plot_knockout(["a"], [0.1, 0.2], accuracy=1.0, chance=0.5)

@@ -14,6 +14,7 @@ from apptest_helpers import chart, decode, run_app, texts
 from streamlit.testing.v1 import AppTest
 
 from attention_core.train import default_config
+from attention_core.train.induction import accuracy_without
 from attention_core.train.live import LiveRun, example_labels, single_thread
 from attention_core.train.live import live_config as _live_config
 
@@ -252,6 +253,18 @@ def test_induction_run_draws_the_detector_and_names_its_heads():
     assert any("layer 1 · head 0: induction head" in title for title in titles), titles
     assert "layer 1 · head 0: induction head (score" in plain(at)
     assert "have no answer" in plain(at)  # the first period's positions
+
+    # knocking each head out: the bars against the model's own knock-out path (its
+    # forward(knock_out=...)), not the page's (lens.toy_head_effects, forward hooks)
+    at.toggle(key="train_knockout").set_value(True).run()
+    assert not at.exception, at.exception
+    bars = chart(at, "train_knockout_chart")["data"][0]
+    assert bars["x"] == ["layer 0 · head 0", "layer 0 · head 1", "layer 1 · head 0"]
+    shown = decode(bars["y"])
+    expected = [accuracy_without(run.model, run.config, [head]) for head in range(3)]
+    np.testing.assert_allclose(shown, expected, atol=1e-6)
+    assert shown[2] <= 0.3  # the induction head: near chance without it
+    assert "Without layer 1 · head 0 the accuracy falls to" in plain(at)
 
 
 def test_pace_comes_from_the_url_and_a_bad_value_is_reported():

@@ -1,4 +1,5 @@
-"""Figures of the "Train attention live" page: the loss and accuracy curves of a run.
+"""Figures of the "Train attention live" page: the loss and accuracy curves of a run, the
+induction detector, and the accuracy with each head knocked out.
 
 Plain data in (steps, losses, accuracies as arrays), a `go.Figure` out; the heads
 themselves are drawn with `attention_core.figures.heads.plot_heads`. Arrays go to Plotly
@@ -18,7 +19,7 @@ import plotly.graph_objects as go
 from attention_core.figures.style import FONT
 from attention_core.figures.text import literal
 
-__all__ = ["plot_curves", "plot_detector"]
+__all__ = ["plot_curves", "plot_detector", "plot_knockout"]
 
 LOSS_COLOR = "#d62728"
 ACCURACY_COLOR = "#1f77b4"
@@ -278,3 +279,77 @@ def plot_detector(
     for name in ("xaxis", "xaxis2"):
         layout[name]["title"] = {"text": step_title}
     return go.Figure(data=traces, layout=layout)
+
+
+def plot_knockout(
+    names: Sequence[str],
+    knocked: Sequence[float] | np.ndarray,
+    *,
+    accuracy: float,
+    chance: float,
+    accuracy_title: str = "accuracy",
+    base_title: str = "all heads",
+    chance_title: str = "chance",
+    height: int = 260,
+) -> go.Figure:
+    """Held-out accuracy with each head knocked out alone, one bar per head.
+
+    names: H head titles; knocked: (H,) accuracy (fraction in [0, 1]) with that head's
+    output zeroed (`attention_core.lens.toy_head_effects`); `accuracy` (the model with
+    every head) and `chance` (guessing) are drawn as labelled dotted lines, so a bar that
+    falls to the chance line is a head the model cannot do without.
+    """
+    acc = np.asarray(knocked, dtype=np.float32).reshape(-1)  # (H,)
+    if len(acc) != len(names):
+        raise ValueError(f"{len(names)} names for {len(acc)} accuracies")
+    labels = [literal(n) for n in names]
+    accuracy_title = literal(accuracy_title)
+    drop = accuracy - acc  # (H,) how much each head carries
+    colors = ["#d62728" if d >= 0.5 * max(accuracy - chance, 1e-9) else "#1f77b4" for d in drop]
+    bars = go.Bar(
+        x=labels,
+        y=acc,
+        marker={"color": colors},
+        text=[f"{a:.0%}" for a in acc],
+        textposition="outside",
+        hovertemplate=f"%{{x}}: {accuracy_title} %{{y:.1%}}<extra></extra>",
+        showlegend=False,
+    )
+    shapes: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+    for value, title in ((accuracy, base_title), (chance, chance_title)):
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x domain",
+                "yref": "y",
+                "x0": 0,
+                "x1": 1,
+                "y0": value,
+                "y1": value,
+                "line": {"color": "#555", "dash": "dot", "width": 1},
+            }
+        )
+        annotations.append(
+            {
+                "text": f"{literal(title)} {value:.0%}",
+                "xref": "x domain",
+                "yref": "y",
+                "x": 1,
+                "y": value,
+                "xanchor": "right",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 11, "color": "#555"},
+            }
+        )
+    layout = {
+        "yaxis": {"range": [0, 1.15], "tickformat": ".0%", "title": {"text": accuracy_title}},
+        "xaxis": {"type": "category"},
+        "shapes": shapes,
+        "annotations": annotations,
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 20, "b": 10},
+        "font": FONT,
+    }
+    return go.Figure(data=[bars], layout=layout)
