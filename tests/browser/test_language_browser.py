@@ -71,6 +71,7 @@ ZH_ALLOWED_IN_EN = [
 EN_NAMES = {
     "BERT", "GPT", "LLaMA", "BART", "Transformer", "PyTorch", "jieba", "WordPiece", "Adam",
     "Hugging", "Face", "Hub", "MiniLM", "Jensen", "Shannon", "Clark", "Vaswani",
+    "Abnar", "Zuidema", "Kobayashi", "Olsson",
     "JSON", "CSV", "PNG", "SVG", "UTF", "CLS", "SEP", "PAD", "UNK", "English", "Language",
 }  # fmt: skip
 EN_PHRASES = [

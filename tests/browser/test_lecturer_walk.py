@@ -288,6 +288,47 @@ def pretrained_page(walk: Walk) -> None:
     walk.step("trained vs untrained", contrast.click, shot="pretrained")
 
 
+def lens_page(walk: Walk) -> None:
+    rollout = walk.segment("lens_kind_label", walk.tr("lens_kind_rollout"))
+    walk.step("attention rollout", rollout.click, shot="lens-rollout")
+    head_view = walk.segment("lens_view_label", walk.tr("lens_view_head"))
+    walk.step("the head view", head_view.click)
+    ablation = walk.segment("lens_view_label", walk.tr("lens_view_ablation"))
+    walk.step("knock heads out, ranked", ablation.click, shot="lens-ablation")
+
+
+def minimal_pairs_page(walk: Walk) -> None:
+    token = walk.combobox("pairs_token_label")
+    walk.step("follow another token", lambda: pick_option(walk.page, token, "2:animal"))
+    second = walk.main.get_by_role("textbox", name=walk.tr("pairs_b_label"))
+
+    def edit() -> None:
+        second.fill("The animal didn't cross the street because it was too busy.")
+        second.press("Enter")
+
+    walk.step("edit sentence B", edit, shot="minimal-pairs")
+
+
+def classroom_page(walk: Walk) -> None:
+    # While a class is open the teacher's view refreshes itself (4 times a second), so the
+    # app is never idle and the walk's checks could not settle: one step opens a class,
+    # pushes the sidebar sentence's question, sees it, and closes the class again.
+    # (tests/browser/test_classroom_browser.py plays a whole poll with phones.)
+    def lesson() -> None:
+        walk.main.get_by_role("button", name=walk.tr("poll_open")).click()
+        walk.main.get_by_role("button", name=walk.tr("poll_push")).click()
+        expect(walk.main.get_by_role("button", name=walk.tr("poll_reveal"))).to_be_enabled(
+            timeout=WAIT_MS
+        )
+        screenshot(walk.page, f"walk-{walk.number:02d}-classroom-{walk.lang}")
+        walk.main.get_by_role("button", name=walk.tr("poll_close")).click()
+        expect(walk.main.get_by_role("button", name=walk.tr("poll_open"))).to_be_visible(
+            timeout=WAIT_MS
+        )
+
+    walk.step("open a class, push a question, close it", lesson)
+
+
 PAGE_STEPS: dict[str, Callable[[Walk], None]] = {
     "": heatmaps_page,
     "compare": compare_page,
@@ -300,6 +341,9 @@ PAGE_STEPS: dict[str, Callable[[Walk], None]] = {
     "train": train_page,
     "glossary": glossary_page,
     "pretrained": pretrained_page,
+    "lens": lens_page,
+    "minimal_pairs": minimal_pairs_page,
+    "classroom": classroom_page,
 }
 
 
