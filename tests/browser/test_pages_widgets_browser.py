@@ -337,7 +337,7 @@ def test_quiz_rounds_in_both_languages(page: Page, app_server: str) -> None:
 
 # --- train -------------------------------------------------------------------------------------
 def test_train_task_steps_and_replay(page: Page, app_server: str) -> None:
-    open_page(page, app_server, "train")
+    open_page(page, app_server, "train", {"pace": "fast"})  # not the ~10 s a class watches
     main = main_area(page)
     wait_for_heatmaps(page, 1)
     set_language(page, "zh-TW")
