@@ -24,14 +24,23 @@ from attention_core.compare import (
     visible_tokens,
 )
 from attention_core.figures.compare import model_view, plot_model_view, without_cramped_text
-from attention_core.figures.heads import head_grid, plot_heads
+from attention_core.figures.heads import RELATIVE_MAX, head_grid, plot_heads
 from attention_core.figures.lens import plot_attention_matrix
 from attention_core.figures.style import HALF_WIDTH_PX
 from attention_core.pretrained import MAX_GENERATE
 from attention_core.stats import head_stats
 from ui.cache import untrained_result
 from ui.charts import show_chart
-from ui.common import choose, current_settings, entry_guard, md_escape, seeded, token_chips, tr
+from ui.common import (
+    choose,
+    colour_scale_choice,
+    current_settings,
+    entry_guard,
+    md_escape,
+    seeded,
+    token_chips,
+    tr,
+)
 from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop
 
 state = st.session_state
@@ -172,14 +181,18 @@ if view == "model":
 
 elif view == "layer":
     layer = choose(st.select_slider, tr("pretrained_layer_label"), range(L), key="pretrained_layer")
-    st.caption(tr("pretrained_layer_caption", layer=layer, heads=H, n=len(labels)))
+    scale = colour_scale_choice()  # the landing page's choice, kept across pages and in the URL
+    n = len(labels)
+    st.caption(tr("pretrained_layer_caption", layer=layer, heads=H, n=n))
+    st.caption(tr(f"scale_caption_{scale}", n=n, uniform=1 / n, top=RELATIVE_MAX / n))
     show_chart(
         without_cramped_text(
             plot_heads(
                 head_grid(
                     layer_view(result, layer, hide_special=hide), labels, head_title=head_name
                 ),
-                colorbar_title=tr("compare_weight"),
+                scale=scale,
+                colorbar_title=tr(f"scale_bar_{scale}"),
             )
         ),
         key="pretrained_layer_chart",

@@ -95,6 +95,18 @@ def test_one_layer_equals_transformers_to_1e6(reference):
         assert trace["x"] == [f"{i}:{t}" for i, t in enumerate(tokens)]
         np.testing.assert_allclose(decode(trace["z"]), attentions[3, head], atol=1e-6)
     assert not at.warning  # English: every token is in the vocabulary
+    # the landing page's colour scale applies here too: relative to 1/n by default, and
+    # per-head contrast runs every head from 0 to its own largest weight (hover keeps the
+    # weights): the colour axis of each panel, against transformers' weights
+    axis = spec["layout"]["coloraxis"]
+    n = len(tokens)
+    assert axis["cmax"] == pytest.approx(2 / n)
+    at.button_group(key="color_scale").set_value("contrast").run()
+    spec = chart(at, "pretrained_layer_chart")
+    for head, trace in enumerate(spec["data"]):
+        top = spec["layout"][trace["coloraxis"]]["cmax"]
+        assert top == pytest.approx(float(attentions[3, head].max()), rel=1e-5)
+    assert at.query_params["scale"] in ("contrast", ["contrast"])
 
 
 @needs_minilm
