@@ -89,31 +89,9 @@ def plot_curves(
         _panel_title(accuracy_title, 1 - width / 2),
     ]
     if chance is not None:
-        shapes.append(
-            {
-                "type": "line",
-                "xref": "x2 domain",
-                "yref": "y2",
-                "x0": 0,
-                "x1": 1,
-                "y0": chance,
-                "y1": chance,
-                "line": {"color": "#888", "dash": "dot", "width": 1},
-            }
-        )
-        annotations.append(
-            {
-                "text": chance_title,
-                "xref": "x2 domain",
-                "yref": "y2",
-                "x": 1,
-                "y": chance,
-                "xanchor": "right",
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": 11, "color": "#666"},
-            }
-        )
+        line, label = _level(chance, chance_title, "2")
+        shapes.append(line)
+        annotations.append(label)
     if marker_step is not None:
         for axis in ("", "2"):
             shapes.append(
@@ -154,6 +132,35 @@ def plot_curves(
         "font": FONT,
     }
     return go.Figure(data=traces, layout=layout)
+
+
+def _level(
+    value: float, text: str, axis: str = "", *, at_left: bool = False
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A dotted horizontal line at `value` across panel `axis` ("" or "2") and its label
+    (`text`, already escaped) above it at the right end (or the left)."""
+    line = {
+        "type": "line",
+        "xref": f"x{axis} domain",
+        "yref": f"y{axis}",
+        "x0": 0,
+        "x1": 1,
+        "y0": value,
+        "y1": value,
+        "line": {"color": "#888", "dash": "dot", "width": 1},
+    }
+    label = {
+        "text": text,
+        "xref": f"x{axis} domain",
+        "yref": f"y{axis}",
+        "x": 0 if at_left else 1,
+        "y": value,
+        "xanchor": "left" if at_left else "right",
+        "yanchor": "bottom",
+        "showarrow": False,
+        "font": {"size": 11, "color": "#666"},
+    }
+    return line, label
 
 
 def _panel_title(text: str, x: float) -> dict[str, Any]:
@@ -224,31 +231,9 @@ def plot_detector(
     shapes: list[dict[str, Any]] = []
     annotations = [_panel_title(titles[0], width / 2), _panel_title(titles[1], 1 - width / 2)]
     for value, axis in zip(thresholds, ("", "2"), strict=True):
-        shapes.append(
-            {
-                "type": "line",
-                "xref": f"x{axis} domain",
-                "yref": f"y{axis}",
-                "x0": 0,
-                "x1": 1,
-                "y0": value,
-                "y1": value,
-                "line": {"color": "#888", "dash": "dot", "width": 1},
-            }
-        )
-        annotations.append(
-            {
-                "text": threshold_title,
-                "xref": f"x{axis} domain",
-                "yref": f"y{axis}",
-                "x": 0,
-                "y": value,
-                "xanchor": "left",
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": 11, "color": "#666"},
-            }
-        )
+        line, label = _level(value, threshold_title, axis, at_left=True)
+        shapes.append(line)
+        annotations.append(label)
         if marker_step is not None:
             shapes.append(
                 {
@@ -318,31 +303,9 @@ def plot_knockout(
     shapes: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
     for value, title in ((accuracy, base_title), (chance, chance_title)):
-        shapes.append(
-            {
-                "type": "line",
-                "xref": "x domain",
-                "yref": "y",
-                "x0": 0,
-                "x1": 1,
-                "y0": value,
-                "y1": value,
-                "line": {"color": "#555", "dash": "dot", "width": 1},
-            }
-        )
-        annotations.append(
-            {
-                "text": f"{literal(title)} {value:.0%}",
-                "xref": "x domain",
-                "yref": "y",
-                "x": 1,
-                "y": value,
-                "xanchor": "right",
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": 11, "color": "#555"},
-            }
-        )
+        line, label = _level(value, f"{literal(title)} {value:.0%}")
+        shapes.append(line)
+        annotations.append(label)
     layout = {
         "yaxis": {"range": [0, 1.15], "tickformat": ".0%", "title": {"text": accuracy_title}},
         "xaxis": {"type": "category"},
