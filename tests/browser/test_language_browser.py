@@ -328,9 +328,9 @@ def test_every_page_speaks_one_language(page: Page, app_server: str, lang: str, 
 
 def _toolbar_titles(page: Page) -> list[str]:
     _settle(page)
-    return page.locator('[data-testid="stMain"] .modebar-btn').evaluate_all(
-        "(els) => els.map((b) => b.getAttribute('data-title'))"
-    )
+    buttons = page.locator('[data-testid="stMain"] .modebar-btn')
+    buttons.first.wait_for(state="attached", timeout=APP_TIMEOUT_MS)  # a chart has painted
+    return buttons.evaluate_all("(els) => els.map((b) => b.getAttribute('data-title'))")
 
 
 def test_switching_to_chinese_in_the_sidebar_translates_every_page(page: Page, app_server: str):
