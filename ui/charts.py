@@ -92,6 +92,13 @@ export default function (component) {
     parentElement.appendChild(plot);
   }
   const figure = JSON.parse(data.figure);
+  // A figure laid out for a width (figures.heads: layout.meta.studio_min_width) keeps that
+  // width in a much narrower container (a phone): the chart then scrolls sideways in its
+  // own box, the page does not. Near that width it fits the container, as every chart.
+  const planned = ((figure.layout && figure.layout.meta) || {}).studio_min_width || 0;
+  const narrow = planned > 0 && parentElement.clientWidth < 0.8 * planned;
+  plot.style.minWidth = narrow ? planned + "px" : "";
+  parentElement.style.overflowX = narrow ? "auto" : "";
   // A click on a point is sent to Python (show_chart(..., clicks=True) returns it once).
   plot.__studioSend = data.clicks ? (v) => component.setTriggerValue("click", v) : null;
   plot.__studioQueue = (plot.__studioQueue || Promise.resolve())

@@ -76,6 +76,7 @@ DEFAULT_SCALE = "relative"
 # as pictures. 2^19 cells are 2.8 MB of base64 float32: measured in bench/, a typed update
 # of a 512-token grid of 4 heatmaps (5.6 MB) cost more browser CPU than 12 heads as pictures.
 IMAGE_CELLS = 1 << 19
+MIN_WIDTH_META = "studio_min_width"  # layout.meta key: the width plot_heads laid out for
 # A picture panel uses this many evenly spaced colours of its scale. On the relative scale an
 # untrained 512-token head fills the whole scale with noise, which 256 colours compress
 # badly (240 kB a panel); 16 compress to 131 kB (measured) and still show the structure;
@@ -414,6 +415,9 @@ def plot_heads(
         margin=margin,
         font=FONT,
         showlegend=False,
+        # the width the layout rule planned for: narrower (a phone), the chart keeps it and
+        # scrolls sideways in its own box instead of squeezing its labels (ui/charts.py)
+        meta={MIN_WIDTH_META: round(width_px)},
     )
     return go.Figure(data=traces, layout=layout)
 
