@@ -9,6 +9,7 @@ import streamlit as st
 
 from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.figures.masks import figure_height, plot_bool_matrix, plot_padded_weights
+from attention_core.figures.style import HALF_WIDTH_PX
 from attention_core.i18n import LANGS, t
 from attention_core.limits import EXACT
 from attention_core.masking import future_share
@@ -64,7 +65,8 @@ else:
         grid = head_grid(
             analysis.weights, labels, head_title=tr("head_title", i="{i}"), heads=chosen
         )
-        show_chart(plot_heads(grid, colorbar_title=tr("weight_label")), key=name, where=column)
+        figure = plot_heads(grid, colorbar_title=tr("weight_label"), width_px=HALF_WIDTH_PX)
+        show_chart(figure, key=name, where=column)
 st.info(
     tr(
         "masks_future",

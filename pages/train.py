@@ -25,6 +25,8 @@ import numpy as np
 import streamlit as st
 
 from attention_core.figures.heads import head_grid, plot_heads
+from attention_core.figures.layout import NOMINAL_WIDTH_PX
+from attention_core.figures.style import HALF_WIDTH_PX
 from attention_core.figures.train import plot_curves, plot_detector, plot_knockout
 from attention_core.i18n import catalog, t
 from attention_core.lens import toy_head_effects
@@ -175,9 +177,9 @@ def titles_of(config: TrainConfig, snap: Snapshot) -> list[str]:
     return names
 
 
-def heads_figure(run: LiveRun, snap: Snapshot) -> object:
+def heads_figure(run: LiveRun, snap: Snapshot, *, width_px: float = NOMINAL_WIDTH_PX) -> object:
     grid = replace(head_grid(snap.weights, run.labels), titles=titles_of(run.config, snap))
-    return plot_heads(grid, colorbar_title=tr("train_weight_label"))
+    return plot_heads(grid, colorbar_title=tr("train_weight_label"), width_px=width_px)
 
 
 def detector_figure(run: LiveRun, *, marker: int | None = None) -> object | None:
@@ -591,10 +593,13 @@ if before_after:
         first_col, last_col = st.columns(2)
         with first_col:
             st.markdown(f"**{tr('train_before_title')}**")
-            show_chart(heads_figure(run, run.snapshots[0]), key="train_heads_before")
+            show_chart(
+                heads_figure(run, run.snapshots[0], width_px=HALF_WIDTH_PX),
+                key="train_heads_before",
+            )
         with last_col:
             st.markdown(f"**{tr('train_after_title', step=last.step)}**")
-            show_chart(heads_figure(run, last), key="train_heads_after")
+            show_chart(heads_figure(run, last, width_px=HALF_WIDTH_PX), key="train_heads_after")
 else:
     show_chart(heads_figure(run, shown), key="train_heads", where=heads_slot)
 

@@ -269,6 +269,7 @@ def plot_heads(
     P, n = grid.matrices.shape[0], len(grid.labels)
     if P == 0 or n == 0:
         return go.Figure(layout={"height": 120})
+    cols_asked, panel_asked = cols, panel_px
     plan = panel_layout(grid.labels, P, cols=cols, panel_px=panel_px, width_px=width_px)
     cols, rows, panel, ticks = plan.cols, plan.rows, plan.panel_px, plan.ticks
     colours = colour_scale(scale, grid.matrices, zmin=zmin, zmax=zmax)
@@ -415,10 +416,11 @@ def plot_heads(
         margin=margin,
         font=FONT,
         showlegend=False,
-        # the width the layout rule planned for: narrower (a phone), the chart keeps it and
-        # scrolls sideways in its own box instead of squeezing its labels (ui/charts.py)
-        meta={MIN_WIDTH_META: round(width_px)},
     )
+    if cols_asked is None and panel_asked is None:
+        # the width the layout rule planned for: much narrower (a phone), the chart keeps it
+        # and scrolls sideways in its own box instead of squeezing its labels (ui/charts.py)
+        layout["meta"] = {MIN_WIDTH_META: round(width_px)}
     return go.Figure(data=traces, layout=layout)
 
 

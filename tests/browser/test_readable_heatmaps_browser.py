@@ -227,3 +227,18 @@ def test_lecturer_walk_colours_language_and_the_way_to_meaning(app_server: str, 
     assert page.evaluate(_COLOURS)["n"] == n
     assert page.evaluate(_COLOURS)["title"] == "占該頭最大值 %"  # the colours came back too
     assert_no_exception(page)
+
+
+# Every chart's sideways scroll: what it is wider than its box by (0 = fits).
+_SIDEWAYS = """() => [...document.querySelectorAll('.studio-chart.js-plotly-plot')]
+  .map((el) => el.parentElement.scrollWidth - el.parentElement.clientWidth)"""
+
+
+@pytest.mark.parametrize("path", ["", "masks"])
+def test_desktop_charts_fit_their_box_without_scrolling(app_server: str, page: Page, path: str):
+    """A heads chart keeps the width it was laid out for on a phone (it scrolls there); on a
+    desktop, in the main column or one of two columns (masks: encoder | decoder), it fits."""
+    open_page(page, app_server, path, {**MODEL, **SIZES["n30"][0]})
+    assert wait_for_charts(page) >= 1
+    sideways = page.evaluate(_SIDEWAYS)
+    assert sideways and max(sideways) <= 1, sideways
