@@ -93,19 +93,7 @@ def plot_curves(
         shapes.append(line)
         annotations.append(label)
     if marker_step is not None:
-        for axis in ("", "2"):
-            shapes.append(
-                {
-                    "type": "line",
-                    "xref": f"x{axis}",
-                    "yref": f"y{axis} domain",
-                    "x0": marker_step,
-                    "x1": marker_step,
-                    "y0": 0,
-                    "y1": 1,
-                    "line": {"color": MARKER_COLOR, "width": 2},
-                }
-            )
+        shapes += [_marker(marker_step, axis) for axis in ("", "2")]
     axis_common = {"showgrid": True, "zeroline": False}
     layout = {
         "xaxis": {
@@ -132,6 +120,20 @@ def plot_curves(
         "font": FONT,
     }
     return go.Figure(data=traces, layout=layout)
+
+
+def _marker(step: int, axis: str = "") -> dict[str, Any]:
+    """The replayed snapshot: a vertical line at `step` across panel `axis` ("" or "2")."""
+    return {
+        "type": "line",
+        "xref": f"x{axis}",
+        "yref": f"y{axis} domain",
+        "x0": step,
+        "x1": step,
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": MARKER_COLOR, "width": 2},
+    }
 
 
 def _level(
@@ -235,18 +237,7 @@ def plot_detector(
         shapes.append(line)
         annotations.append(label)
         if marker_step is not None:
-            shapes.append(
-                {
-                    "type": "line",
-                    "xref": f"x{axis}",
-                    "yref": f"y{axis} domain",
-                    "x0": marker_step,
-                    "x1": marker_step,
-                    "y0": 0,
-                    "y1": 1,
-                    "line": {"color": MARKER_COLOR, "width": 2},
-                }
-            )
+            shapes.append(_marker(marker_step, axis))
     axis_common = {"showgrid": True, "zeroline": False}
     layout = {
         "xaxis": {**axis_common, "domain": [0, width], "range": x_range, "anchor": "y"},
