@@ -110,31 +110,17 @@ class PollTab(StreamlitTab):
         self._ws.send(msg.SerializeToString())
         return self._read(started)
 
+    finished = _FINISHED  # a fragment's run ends a reply too
+
     def _read(self, started: float) -> Update:
-        assert self._ws is not None
-        update = Update(seconds=0.0, bytes=0)
         self.alerts = []
-        deadline = started + self.timeout
-        while True:
-            raw = self._ws.recv(timeout=max(0.1, deadline - time.perf_counter()))
-            assert isinstance(raw, bytes)
-            update.bytes += len(raw)
-            fm = ForwardMsg()
-            fm.ParseFromString(raw)
-            kind = fm.WhichOneof("type")
-            if kind == "new_session" and fm.new_session.page_script_hash:
-                self.page_hash = fm.new_session.page_script_hash
-            elif kind == "page_info_changed":
-                self.query = fm.page_info_changed.query_string
-            elif kind == "navigation" and fm.navigation.page_script_hash:
-                self.page_hash = fm.navigation.page_script_hash  # the page shown, not app.py
-            elif kind == "auto_rerun":
-                self.fragment = fm.auto_rerun.fragment_id
-            elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
-                self._element(fm.delta.new_element, update)
-            elif kind == "script_finished" and fm.script_finished in _FINISHED:
-                update.seconds = time.perf_counter() - started
-                return update
+        return super()._read(started)
+
+    def _message(self, kind: str | None, fm: ForwardMsg) -> None:
+        if kind == "navigation" and fm.navigation.page_script_hash:
+            self.page_hash = fm.navigation.page_script_hash  # the page shown, not app.py
+        elif kind == "auto_rerun":
+            self.fragment = fm.auto_rerun.fragment_id
 
     def _element(self, element: Any, update: Update) -> None:
         kind = element.WhichOneof("type")

@@ -64,6 +64,8 @@ class Update:
 class StreamlitTab:
     """One session of the app, driven like a browser tab (see the module docstring)."""
 
+    finished = _DONE  # the script_finished statuses that end a run's reply
+
     def __init__(
         self, base_url: str, params: dict[str, object] | None = None, *, timeout: float = 120.0
     ) -> None:
@@ -132,9 +134,14 @@ class StreamlitTab:
                 self.query = fm.page_info_changed.query_string  # the app wrote the URL
             elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 self._element(fm.delta.new_element, update)
-            elif kind == "script_finished" and fm.script_finished in _DONE:
+            elif kind == "script_finished" and fm.script_finished in self.finished:
                 update.seconds = time.perf_counter() - started
                 return update
+            else:
+                self._message(kind, fm)
+
+    def _message(self, kind: str | None, fm: ForwardMsg) -> None:
+        """Any other message of a run (a subclass may read more of them)."""
 
     def _element(self, element: Any, update: Update) -> None:
         kind = element.WhichOneof("type")
