@@ -65,22 +65,28 @@ function plotlyLoaded(src) {
 }
 
 // The SVG download button beside Plotly's PNG camera: a button's click is a function, which
-// JSON cannot carry, so it is built here from its tooltip and file name.
-function withSvgButton(Plotly, data) {
+// JSON cannot carry, so it is built here from its tooltip and file name. Built once per
+// chart and kept: Plotly.react compares the new config with the old one and, when they
+// differ (a new click function would), draws the chart again from scratch and then once
+// more (measured: +80 ms for a 32-token, 8-head grid, +150 ms at 512 tokens).
+function withSvgButton(Plotly, plot, data) {
+  plot.__studioSvg = data.svg;
   if (!data.svg) return data.config;
-  const button = {
-    name: "studioDownloadSvg",
-    title: data.svg.title,
-    icon: Plotly.Icons.disk,
-    click: (gd) =>
-      Plotly.downloadImage(gd, {
-        format: "svg",
-        filename: data.svg.filename,
-        width: gd._fullLayout.width,
-        height: gd._fullLayout.height,
-      }),
-  };
-  return { ...data.config, modeBarButtonsToAdd: [button] };
+  if (!plot.__studioSvgButton) {
+    plot.__studioSvgButton = {
+      name: "studioDownloadSvg",
+      icon: Plotly.Icons.disk,
+      click: (gd) =>
+        Plotly.downloadImage(gd, {
+          format: "svg",
+          filename: plot.__studioSvg.filename,
+          width: gd._fullLayout.width,
+          height: gd._fullLayout.height,
+        }),
+    };
+  }
+  plot.__studioSvgButton.title = data.svg.title; // a language switch redraws anyway
+  return { ...data.config, modeBarButtonsToAdd: [plot.__studioSvgButton] };
 }
 
 export default function (component) {
@@ -103,7 +109,9 @@ export default function (component) {
   plot.__studioSend = data.clicks ? (v) => component.setTriggerValue("click", v) : null;
   plot.__studioQueue = (plot.__studioQueue || Promise.resolve())
     .then(() => plotlyLoaded(data.plotly))
-    .then((Plotly) => Plotly.react(plot, figure.data, figure.layout, withSvgButton(Plotly, data)))
+    .then((Plotly) =>
+      Plotly.react(plot, figure.data, figure.layout, withSvgButton(Plotly, plot, data)),
+    )
     .then(() => {
       if (plot.__studioClicks) return;
       plot.__studioClicks = true;

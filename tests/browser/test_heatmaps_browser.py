@@ -135,6 +135,29 @@ def test_typing_a_sentence_updates_the_heatmaps(app_server: str, page: Page) -> 
     screenshot(page, "heatmaps-typed")
 
 
+_MARK_SVG = """() => { document.querySelector('.js-plotly-plot .main-svg').__studioMark = 1; }"""
+_SAME_SVG = """() => !!document.querySelector('.js-plotly-plot .main-svg').__studioMark"""
+
+
+def test_a_typed_sentence_updates_the_chart_in_place(app_server: str, page: Page) -> None:
+    """Plotly.react only patches the chart when its config is unchanged; a config that
+    differs (the SVG button's click function rebuilt on every run did) makes Plotly draw
+    the whole chart from scratch and then again (ui/charts.py), a new <svg> each time."""
+    open_page(page, app_server, params={"text": ARTICLE, "tokenizer": "char", "num_heads": 2})
+    wait_for_heatmaps(page, 2)
+    page.evaluate(_MARK_SVG)
+    box = _sentence_box(page)
+    box.fill("我愛台灣")
+    with expect_rerun(page):
+        box.press("Control+Enter")
+    assert wait_for_heatmaps(page, 2)[0]["x"] == ["0:我", "1:愛", "2:台", "3:灣"]
+    assert page.evaluate(_SAME_SVG), "the chart was drawn anew instead of updated"
+    # the SVG button is still there and still named in the interface's language
+    page.locator(".js-plotly-plot").first.hover()
+    assert page.locator('.modebar-btn[data-title="Download plot as SVG (vector)"]').count() == 1
+    assert_no_exception(page)
+
+
 def test_num_heads_slider_and_url_change_the_head_count(app_server: str, page: Page) -> None:
     open_page(page, app_server, params={"text": ARTICLE, "embed_dim": 8, "num_heads": 1})
     assert len(wait_for_heatmaps(page, 1)) == 1
