@@ -10,8 +10,10 @@ SVG as one `<image href="data:image/png;base64,...">` inside the trace's `g.hm` 
 (`.js-plotly-plot`, which holds `_fullData`) has P heatmap traces and P `g.hm image`
 elements with a data: URL; the benchmark then waits two animation frames so the browser
 has composited that frame too. Panels that attention_core/figures/heads.py sends as
-pictures (image traces, for very large grids) are drawn as `g.im image` with the PNG's
-data: URL and count the same way.
+pictures (layout images, for very large grids) are drawn as `g.imagelayer image` with the
+PNG's data: URL and count the same way (image traces, `g.im image`, too: older versions of
+the app drew them). Every such image must also have been decoded (`SVGImageElement.decode`)
+before the two frames: the browser decodes a data: URL after it is set.
 """
 
 from __future__ import annotations
@@ -46,22 +48,32 @@ FLAGS = [
 VIEWPORT = {"width": 1400, "height": 1000}
 
 # `arg` = [P, chart]: true once chart `chart` is a fresh figure (not the one `mark_chart`
-# tagged) with P panels (heatmap or image traces), each painted as an <image> with a data:
-# URL (heatmaps in `g.hm`, image traces in `g.im`).
+# tagged) with P panels (heatmap or image traces, layout images), each painted as an <image>
+# with a data: URL (heatmaps in `g.hm`, image traces in `g.im`, layout images in
+# `g.imagelayer`).
+_IMAGES = "g.hm image, g.im image, g.imagelayer image"
 _PAINTED_JS = """([count, chart]) => {
   const plots = document.querySelectorAll('.js-plotly-plot');
   const gd = plots[chart];
   if (!gd || !gd._fullData || !gd.data || gd.data[0] === window.__benchOld) return false;
-  const panels = gd._fullData.filter((t) => t.type === 'heatmap' || t.type === 'image');
-  if (panels.length !== count) return false;
-  const images = gd.querySelectorAll('g.hm image, g.im image');
+  const traces = gd._fullData.filter((t) => t.type === 'heatmap' || t.type === 'image');
+  const pictures = (gd._fullLayout.images || []).filter((i) => i.visible !== false);
+  if (traces.length + pictures.length !== count) return false;
+  const images = gd.querySelectorAll('__IMAGES__');
   if (images.length !== count) return false;
   for (const img of images) {
     const href = img.getAttribute('href') || img.getAttribute('xlink:href') || '';
     if (!href.startsWith('data:image')) return false;
   }
   return true;
-}"""
+}""".replace("__IMAGES__", _IMAGES)
+
+# resolves once every painted <image> of chart `chart` is decoded
+_DECODED_JS = """(chart) => {
+  const gd = document.querySelectorAll('.js-plotly-plot')[chart];
+  const images = gd ? [...gd.querySelectorAll('__IMAGES__')] : [];
+  return Promise.all(images.map((img) => (img.decode ? img.decode().catch(() => null) : null)));
+}""".replace("__IMAGES__", _IMAGES)
 
 _MARK_JS = """(chart) => {
   const gd = document.querySelectorAll('.js-plotly-plot')[chart];
@@ -81,11 +93,11 @@ _STATE_JS = """(chart) => {
     script: app ? app.getAttribute('data-test-script-state') : null,
     charts: document.querySelectorAll('.js-plotly-plot').length,
     traces: gd && gd._fullData ? gd._fullData.map((t) => t.type) : null,
-    images: gd ? gd.querySelectorAll('g.hm image, g.im image').length : 0,
+    images: gd ? gd.querySelectorAll('__IMAGES__').length : 0,
     fresh: !!(gd && gd.data && gd.data[0] !== window.__benchOld),
     alerts: alerts.map((a) => a.innerText.slice(0, 120)),
   };
-}"""
+}""".replace("__IMAGES__", _IMAGES)
 
 
 @contextmanager
@@ -118,10 +130,12 @@ def next_frames(page: Any) -> None:
 
 
 def wait_painted(page: Any, count: int, *, chart: int = 0, timeout_s: float = 120.0) -> float:
-    """Wait until chart `chart` shows a new figure with `count` painted heatmaps.
+    """Wait until chart `chart` shows a new figure with `count` painted panels (heatmaps and
+    pictures), each decoded.
 
     Returns time.perf_counter() after the two frames that follow.
     """
     page.wait_for_function(_PAINTED_JS, arg=[count, chart], polling="raf", timeout=timeout_s * 1000)
+    page.evaluate(_DECODED_JS, chart)
     next_frames(page)
     return time.perf_counter()

@@ -235,7 +235,9 @@ def test_plot_heads_pictures_keep_the_exact_panel_literal():
     spec = _spec(plot_heads(head_grid(_weights(300, heads=6), labels, head_title="<i>{i}")))
     (exact,) = [t for t in spec["data"] if t["type"] == "heatmap"]
     assert shown_text(exact["x"]) == shown_text(exact["y"]) == labels
-    assert shown_text([t["name"] for t in spec["data"]]) == [f"<i>{i}" for i in range(6)]
+    titles = [a["text"] for a in spec["layout"]["annotations"]]
+    assert shown_text(titles) == [f"<i>{i}" for i in range(6)]
+    assert shown_text([exact["name"]]) == ["<i>0"]
 
 
 @pytest.mark.parametrize("builder", [plot_matrix, plot_step_matrix])

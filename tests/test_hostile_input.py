@@ -237,7 +237,9 @@ def test_markup_as_manual_tokens_is_shown_literally():
     assert all(md_escape(m) in chips for m in MARKUP)
     assert not unescaped(chip_payload(chips), ACTIVE)
     # The per-head summary names each head's top token: escaped too.
-    summary = [line for line in markdown_values(at) if "column sum" in line]
+    summary = [
+        line for text in markdown_values(at) for line in text.split("\n") if "column sum" in line
+    ]
     assert len(summary) == 2
     assert all(not unescaped(line, ACTIVE) for line in summary)
 
@@ -436,7 +438,9 @@ def test_widest_model_on_the_longest_text_completes_with_a_message():
     assert t("image_view_note", "en", n=MAX_TOKENS) in [c.value for c in at.caption]
     drawn = drawn_charts(at)[0]
     figure = drawn.spec
-    assert [tr["name"] for tr in figure["data"]] == [f"head {i}" for i in range(64)]
+    assert [a["text"] for a in figure["layout"]["annotations"]] == [f"head {i}" for i in range(64)]
+    assert [tr["name"] for tr in figure["data"]] == ["head 0"]  # the exact head
+    assert len(figure["layout"]["images"]) == 63  # the pictures
     assert decode(figure["data"][0]["z"]).shape == (MAX_TOKENS, MAX_TOKENS)
     # The largest view fits in one websocket message (else the browser would get nothing).
     assert drawn.size < st_config.get_option("server.maxMessageSize") * 1e6

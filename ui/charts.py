@@ -89,8 +89,19 @@ function withSvgButton(Plotly, plot, data) {
   return { ...data.config, modeBarButtonsToAdd: [plot.__studioSvgButton] };
 }
 
+// The pictures of a large head grid (figures.heads: layout images) show their pixels as
+// squares, as Plotly draws a heatmap's cells, not blurred by the browser's smoothing.
+function pixelatedPictures() {
+  if (document.getElementById("studio-chart-style")) return;
+  const style = document.createElement("style");
+  style.id = "studio-chart-style";
+  style.textContent = ".studio-chart .imagelayer image { image-rendering: pixelated; }";
+  document.head.appendChild(style);
+}
+
 export default function (component) {
   const { data, parentElement } = component;
+  pixelatedPictures();
   let plot = parentElement.querySelector(":scope > .studio-chart");
   if (!plot) {
     plot = document.createElement("div");

@@ -68,13 +68,18 @@ _INJECTED = """
 }
 """
 # Markup user text would have produced inside the markdown that shows it (chips, summary).
+# The summary's own markup is allowed: each head's plain sentence, in bold, opens its
+# paragraph ("head 0 looks at ..."), and holds no user text.
 _RENDERED = """
 (text) => [...document.querySelectorAll(
     '[data-testid="stMain"] [data-testid="stMarkdownContainer"]')]
   .filter((box) => box.textContent.includes(text))
   .flatMap((box) => [...box.querySelectorAll(
     'a, img, svg, script, iframe, strong, em, del, code, blockquote, h1, h2, h3, h4, h5, h6, .katex'
-  )].map((el) => el.tagName + '.' + el.className))
+  )].filter((el) => !(el.tagName === 'STRONG' && el.parentElement.tagName === 'P'
+      && el === el.parentElement.firstElementChild && /^head \\d+\\b/.test(el.textContent)
+      && !el.textContent.includes(text)))
+    .map((el) => el.tagName + '.' + el.className))
 """
 
 
