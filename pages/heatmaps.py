@@ -136,6 +136,7 @@ to_handmade.page_link("pages/handmade.py", label=tr("meaning_handmade"), icon=":
 
 # --- what each head does ------------------------------------------------------------------
 st.subheader(tr("summary_header"), help=tr("summary_help", mass=PATTERN_MASS, broad=BROAD_ENTROPY))
+paragraphs = []  # per head: its plain sentence in bold, then its statistics on the next line
 for s, pattern in zip(stats, patterns, strict=True):
     name = grid.titles[s.head]
     line = tr(
@@ -150,8 +151,10 @@ for s, pattern in zip(stats, patterns, strict=True):
     )
     plain = tr(f"pattern_{pattern[0]}", head=name, value=pattern[1]) if pattern else ""
     plain = plain or tr("pattern_none", head=name)
-    st.markdown("**" + md_escape(plain) + "**")
-    st.markdown(md_escape(line))
+    paragraphs.append("**" + md_escape(plain) + "**  \n" + md_escape(line))
+# one element for all heads: one markdown element per line cost the browser ~25 ms more per
+# typed sentence at 8 heads (measured in Chromium; every element re-renders on a rerun)
+st.markdown("\n\n".join(paragraphs))
 
 # --- downloads: exactly what is shown (built only when clicked) ----------------------------
 token_texts = [t.label for t in analysis.tokens]

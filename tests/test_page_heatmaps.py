@@ -68,6 +68,18 @@ def summary_by_hand(z: np.ndarray, labels: list[str]) -> dict[str, float | str]:
 CAT = {"text": "The cat sat on the mat because it was tired.", "embed_dim": "12", "num_heads": "3"}
 
 
+def _summary_lines(at) -> list[str]:
+    """Every line of every markdown element, unescaped, bold marks stripped (the summary
+    is one element: a paragraph per head, its plain sentence in bold, a line break, then
+    its statistics)."""
+    return [
+        md_unescape(line).strip("*")
+        for m in at.markdown
+        for paragraph in str(m.value).split("\n\n")
+        for line in paragraph.split("  \n")
+    ]
+
+
 @pytest.mark.parametrize(
     ("params", "lang"),
     [
@@ -84,7 +96,7 @@ def test_summary_lines_show_each_drawn_heads_statistics(params, lang):
     assert not at.exception
     traces = heatmaps(at)
     pattern = catalog_line("summary_line", lang)
-    lines = [m for v in at.markdown if (m := pattern.fullmatch(md_unescape(str(v.value))))]
+    lines = [m for text in _summary_lines(at) if (m := pattern.fullmatch(text))]
     assert len(lines) == len(traces) > 1  # one line per head
     for trace, line in zip(traces, lines, strict=True):
         assert line["head"] == shown_text([trace["name"]])[0]
@@ -302,7 +314,7 @@ def _plain_pattern_by_hand(z: np.ndarray) -> str | None:
 def test_each_head_gets_one_plain_language_sentence(params):
     at = run_app(params)
     assert not at.exception
-    shown = [md_unescape(m.value).strip("*") for m in at.markdown]
+    shown = _summary_lines(at)
     for trace in heatmaps(at):
         head = shown_text([trace["name"]])[0]
         pattern = _plain_pattern_by_hand(decode(trace["z"]).astype(np.float64))
