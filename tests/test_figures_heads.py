@@ -422,3 +422,18 @@ def test_plot_matrix_keeps_values_and_labels():
     assert trace["y"] == ["q0", "q1"] and trace["x"] == ["k0", "k1", "k2"]
     assert trace["zmid"] == 0 and "texttemplate" in trace
     assert not plot_matrix(np.zeros((0, 3)), [], []).data
+
+
+@pytest.mark.parametrize(
+    ("heads", "n", "scale", "mean"),
+    [(2, 4, "absolute", False), (8, 32, "relative", True), (12, 512, "contrast", False)],
+)
+def test_the_unvalidated_figure_is_what_plotly_would_validate(heads, n, scale, mean):
+    """plot_heads skips Plotly's per-property validation for speed: built again through
+    it (which raises on any unknown property or bad value), the figure is the same."""
+    grid = head_grid(
+        _softmax_weights(heads, n, seed=6), _labels(n), mean_title="mean" if mean else None
+    )
+    fig = plot_heads(grid, scale=scale)
+    validated = go.Figure(fig.to_plotly_json())
+    assert json.loads(validated.to_json()) == json.loads(fig.to_json())
