@@ -39,7 +39,16 @@ from ui.cache import (
     lens_value_norms,
 )
 from ui.charts import show_chart
-from ui.common import choose, current_settings, entry_guard, md_escape, token_chips, tr
+from ui.common import (
+    choose,
+    colour_bar_title,
+    colour_scale_choice,
+    current_settings,
+    entry_guard,
+    md_escape,
+    token_chips,
+    tr,
+)
 from ui.headview import show_head_view
 from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop
 
@@ -120,6 +129,9 @@ try:
         if words and not has_offsets:
             st.info(tr("lens_words_unavailable"))
         words = words and has_offsets
+        # maps of weights (rows are distributions) take the colour scale shared with the
+        # other pages; "norm" (weights × value norms, not probabilities) keeps its own 0…top
+        scale = "absolute" if kind == "norm" else colour_scale_choice()
 
         def pooled(weights: np.ndarray) -> tuple[list[str], np.ndarray]:
             """(…, n, n) → (labels, (…, m, m)), pieces pooled to words when asked."""
@@ -151,16 +163,19 @@ try:
                 top = 1.0
             else:
                 st.caption(tr("lens_norm_caption", top=top))
-            bar = tr("lens_weight") if kind == "raw" else tr("lens_norm_unit")
+            raw = kind == "raw"
             if scope == "layer":
                 layer = choose(st.select_slider, tr("lens_layer_label"), range(L), key="lens_layer")
                 grid = head_grid(shown[layer], shown_labels, head_title=head_name)
-                figure = without_cramped_text(plot_heads(grid, zmax=top, colorbar_title=bar))
+                bar = colour_bar_title(scale) if raw else tr("lens_norm_unit")
+                figure = plot_heads(grid, scale=scale, zmax=top, colorbar_title=bar)
+                figure = without_cramped_text(figure)
                 show_chart(figure, key="lens_map_chart", filename=f"lens-{kind}-layer{layer}")
             else:
                 grid = model_view(shown, shown_labels, layer_title=layer_name, head_title=head_name)
+                bar = colour_bar_title(scale, one_axis=True) if raw else tr("lens_norm_unit")
                 show_chart(
-                    plot_model_view(grid, zmax=top, colorbar_title=bar),
+                    plot_model_view(grid, scale=scale, zmax=top, colorbar_title=bar),
                     key="lens_map_chart",
                     filename=f"lens-{kind}",
                 )
@@ -170,8 +185,9 @@ try:
             grid = head_grid(
                 shown.astype(np.float32), shown_labels, head_title=tr("lens_after_layer", i="{i}")
             )
-            figure = without_cramped_text(plot_heads(grid, colorbar_title=tr("lens_weight")))
-            show_chart(figure, key="lens_map_chart", filename="lens-rollout")
+            # rows of rollout sum to 1 (attention_core.lens.rollout): every scale applies
+            figure = plot_heads(grid, scale=scale, colorbar_title=colour_bar_title(scale))
+            show_chart(without_cramped_text(figure), key="lens_map_chart", filename="lens-rollout")
         else:  # flow
             if n > FLOW_MAX_TOKENS:
                 st.info(tr("lens_flow_too_long", limit=FLOW_MAX_TOKENS, n=n))
@@ -179,13 +195,21 @@ try:
                 with st.spinner(tr("pretrained_running")):
                     flows = lens_flow(name.strip(), settings.text)  # (n, n)
                 st.caption(tr("lens_flow_caption", n=n))
+                # A flow row is not a distribution: each entry is a max flow of its own, at
+                # most 1, and a row sums to several (measured: ~5 at 6 tokens). "Weight × n"
+                # would mean nothing, so under "relative" flow stays absolute, and says so;
+                # contrast (0 … the largest entry) needs no distribution and applies.
+                if scale == "relative":
+                    scale = "absolute"
+                    st.caption(tr("lens_flow_not_relative"))
                 shown_labels, shown = pooled(flows)
                 grid = head_grid(
                     shown[None].astype(np.float32),
                     shown_labels,
                     head_title=tr("lens_flow_title", layers=L),
                 )
-                figure = without_cramped_text(plot_heads(grid, colorbar_title=tr("lens_weight")))
+                figure = plot_heads(grid, scale=scale, colorbar_title=colour_bar_title(scale))
+                figure = without_cramped_text(figure)
                 show_chart(figure, key="lens_map_chart", filename="lens-flow")
 
     elif view == "head":

@@ -18,6 +18,7 @@ from ui.charts import show_chart
 from ui.common import (
     analysis_or_stop,
     choose,
+    colour_scale_choice,
     current_settings,
     entry_guard,
     md_escape,
@@ -50,6 +51,10 @@ head = choose(
     format_func=lambda h: tr("masks_all_heads") if h == ALL_HEADS else tr("head_title", i=h),
 )
 st.caption(tr("masks_sidebar_note"))
+scale = colour_scale_choice()  # shared with the other pages' heads, and kept in the URL
+if scale == "relative":  # a causal row i spreads its weight over i + 1 keys, not n
+    st.caption(tr("masks_relative_causal", n=len(labels)))
+colours = {"scale": scale, "colorbar_title": tr(f"scale_bar_{scale}")}
 chosen = None if head == ALL_HEADS else [head]
 models = [(encoder, "masks_encoder"), (decoder, "masks_decoder")]
 if chosen is None:
@@ -57,7 +62,7 @@ if chosen is None:
         st.subheader(tr(f"{name}_header"))
         st.caption(tr(f"{name}_caption"))
         grid = head_grid(analysis.weights, labels, head_title=tr("head_title", i="{i}"))
-        show_chart(plot_heads(grid, colorbar_title=tr("weight_label")), key=name)
+        show_chart(plot_heads(grid, **colours), key=name)
 else:
     for column, (analysis, name) in zip(st.columns(2), models, strict=True):
         column.subheader(tr(f"{name}_header"))
@@ -65,7 +70,7 @@ else:
         grid = head_grid(
             analysis.weights, labels, head_title=tr("head_title", i="{i}"), heads=chosen
         )
-        figure = plot_heads(grid, colorbar_title=tr("weight_label"), width_px=HALF_WIDTH_PX)
+        figure = plot_heads(grid, **colours, width_px=HALF_WIDTH_PX)
         show_chart(figure, key=name, where=column)
 st.info(
     tr(

@@ -33,6 +33,7 @@ from ui.cache import untrained_result
 from ui.charts import show_chart
 from ui.common import (
     choose,
+    colour_bar_title,
     colour_scale_choice,
     current_settings,
     entry_guard,
@@ -172,11 +173,13 @@ if view == "model":
         layer_title=layer_name,
         head_title=head_name,
     )
+    scale = colour_scale_choice()  # the landing page's choice, kept across pages and in the URL
     st.caption(tr("pretrained_model_view_caption", layers=L, heads=H))
     if grid.block > 1:
         st.caption(tr("pretrained_thumbs_note", n=len(labels), block=grid.block))
     show_chart(
-        plot_model_view(grid, colorbar_title=tr("compare_weight")), key="pretrained_model_chart"
+        plot_model_view(grid, scale=scale, colorbar_title=colour_bar_title(scale, one_axis=True)),
+        key="pretrained_model_chart",
     )
 
 elif view == "layer":

@@ -16,7 +16,15 @@ from attention_core.settings import MAX_SEED
 from attention_core.stats import head_stats
 from ui.cache import cached_analysis, scaling_result
 from ui.charts import show_chart
-from ui.common import analysis_or_stop, choose, current_settings, entry_guard, md_escape, tr
+from ui.common import (
+    analysis_or_stop,
+    choose,
+    colour_scale_choice,
+    current_settings,
+    entry_guard,
+    md_escape,
+    tr,
+)
 
 KEY_CHOICES = (4, 8, 16, 32, 64, 128)
 
@@ -139,8 +147,9 @@ head = choose(
 )
 titles = (tr("scaling_panel_unscaled"), tr("scaling_panel_scaled", divisor=scaled.divisor))
 grid = pair_grid(unscaled.weights[head], scaled.weights[head], scaled.labels, titles=titles)
+scale = colour_scale_choice()  # shared with the other pages' heads, and kept in the URL
 show_chart(
-    plot_heads(grid, colorbar_title=tr("scaling_weight_label"), cols=2),
+    plot_heads(grid, scale=scale, colorbar_title=tr(f"scale_bar_{scale}"), cols=2),
     key="scaling_chart_sentence",
 )
 stats_u, stats_s = head_stats(unscaled.weights)[head], head_stats(scaled.weights)[head]

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from attention_core.figures.heads import head_grid, plot_heads
+from attention_core.figures.heads import HeadGrid, head_grid, plot_heads
 from attention_core.figures.layout import NOMINAL_WIDTH_PX
 from attention_core.figures.style import HALF_WIDTH_PX
 from attention_core.figures.train import plot_curves, plot_detector, plot_knockout
@@ -64,7 +64,7 @@ from attention_core.train.live import (
 )
 from attention_core.train.tasks import max_seq_len
 from ui.charts import show_chart
-from ui.common import choose, entry_guard, forget, lang, md_escape, tr
+from ui.common import choose, colour_scale_choice, entry_guard, forget, lang, md_escape, tr
 from ui.trained import remember
 
 RUN = "_train_live_run"  # the LiveRun of this session (not a widget)
@@ -177,9 +177,17 @@ def titles_of(config: TrainConfig, snap: Snapshot) -> list[str]:
     return names
 
 
-def heads_figure(run: LiveRun, snap: Snapshot, *, width_px: float = NOMINAL_WIDTH_PX) -> object:
+def scaled_heads(grid: HeadGrid, scale: str, **layout: Any) -> object:
+    """`plot_heads` on the colour scale chosen on the page (`colour_scale_choice`, shared
+    with the other pages): the colour bar names the scale, hover reads the weight."""
+    return plot_heads(grid, scale=scale, colorbar_title=tr(f"scale_bar_{scale}"), **layout)
+
+
+def heads_figure(
+    run: LiveRun, snap: Snapshot, scale: str, *, width_px: float = NOMINAL_WIDTH_PX
+) -> object:
     grid = replace(head_grid(snap.weights, run.labels), titles=titles_of(run.config, snap))
-    return plot_heads(grid, colorbar_title=tr("train_weight_label"), width_px=width_px)
+    return scaled_heads(grid, scale, width_px=width_px)
 
 
 def detector_figure(run: LiveRun, *, marker: int | None = None) -> object | None:
@@ -345,6 +353,8 @@ if heads_note is not None:
 
 config = _config_from_state()
 problem = _problem(config)
+# the heatmaps' colours below (target, live heads, replay), shared with the other pages
+scale = colour_scale_choice()
 
 # --- the task, and the pattern a solution shows ----------------------------------------------
 task = state["train_task"]
@@ -358,7 +368,7 @@ if problem is None:
             target_matrix(config)[None], example_labels(config), head_title=tr("train_target_title")
         )
         show_chart(
-            plot_heads(target, colorbar_title=tr("train_weight_label"), panel_px=220),
+            scaled_heads(target, scale, panel_px=220),
             key="train_target",
         )
         tokens = " ".join(str(tok) for tok in example_sequence(config))
@@ -489,7 +499,7 @@ if run.running:
             show_chart(detector, key=f"train_live_detector_{redraw}", where=detector_slot)
             show_named(len(run.snapshots) - 1)
         show_chart(
-            heads_figure(run, run.snapshots[-1]),
+            heads_figure(run, run.snapshots[-1], scale),
             key=f"train_live_heads_{redraw}",
             where=heads_slot,
         )
@@ -594,14 +604,16 @@ if before_after:
         with first_col:
             st.markdown(f"**{tr('train_before_title')}**")
             show_chart(
-                heads_figure(run, run.snapshots[0], width_px=HALF_WIDTH_PX),
+                heads_figure(run, run.snapshots[0], scale, width_px=HALF_WIDTH_PX),
                 key="train_heads_before",
             )
         with last_col:
             st.markdown(f"**{tr('train_after_title', step=last.step)}**")
-            show_chart(heads_figure(run, last, width_px=HALF_WIDTH_PX), key="train_heads_after")
+            show_chart(
+                heads_figure(run, last, scale, width_px=HALF_WIDTH_PX), key="train_heads_after"
+            )
 else:
-    show_chart(heads_figure(run, shown), key="train_heads", where=heads_slot)
+    show_chart(heads_figure(run, shown, scale), key="train_heads", where=heads_slot)
 
 table = example_table(rc, shown.predictions)
 has_answer = [a >= 0 for a in table["answer"]]  # induction: a first occurrence has none
@@ -710,7 +722,9 @@ if playing:
         if detector is not None:
             show_chart(detector, key=f"train_play_detector_{index}", where=detector_slot)
             show_named(index)
-        show_chart(heads_figure(run, snap), key=f"train_play_heads_{index}", where=heads_slot)
+        show_chart(
+            heads_figure(run, snap, scale), key=f"train_play_heads_{index}", where=heads_slot
+        )
     state[PLAY] = False
     state[REPLAY_NEXT] = state.pop(PLAY_AT, steps[-1])
     st.rerun()

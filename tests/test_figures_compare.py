@@ -184,3 +184,49 @@ def test_difference_and_similarity_labels_follow_the_one_layout_rule():
     # rows label the even tokens, columns the odd ones: every token is named once
     named = set(layout["yaxis"]["tickvals"]) | set(layout["xaxis"]["tickvals"])
     assert named == set(_labels(n))
+
+
+def test_model_view_colour_scales_against_numbers_by_hand():
+    """Issue 13: one colour axis for the whole tiled view. By hand, n = 4 tokens, 1 layer,
+    2 heads: head 0 attends evenly (every weight 1/4), head 1's largest weight is 0.7."""
+    even = np.full((4, 4), 0.25, dtype=np.float32)
+    sharp = np.array(
+        [[0.7, 0.1, 0.1, 0.1], [0.1, 0.6, 0.2, 0.1], [0.0, 0.5, 0.5, 0.0], [0.4, 0.3, 0.2, 0.1]],
+        dtype=np.float32,
+    )
+    w = np.stack([even, sharp])[None]  # (1, 2, 4, 4)
+    view = model_view(w, _labels(4))
+
+    def trace(scale: str) -> dict:
+        (sent,) = _sent(plot_model_view(view, scale=scale, colorbar_title=scale))["data"]
+        return sent
+
+    absolute, relative, contrast = trace("absolute"), trace("relative"), trace("contrast")
+    assert (absolute["zmin"], absolute["zmax"]) == (0.0, 1.0)
+    assert absolute["colorbar"]["tickvals"] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    # relative: 0 … 2 × 1/4, white (the middle of RdBu_r) at the even share 1/4 = 0.25
+    assert (relative["zmin"], relative["zmax"]) == (0.0, 0.5)
+    assert relative["colorbar"]["tickvals"][2] == 0.25
+    assert relative["colorbar"]["ticktext"][2] == "1×"
+    stops = relative["colorscale"]
+    assert [s[0] for s in stops] == pytest.approx(np.linspace(0, 1, len(stops)).tolist())
+    assert stops[0][1] == "rgb(5,48,97)" and stops[-1][1] == "rgb(103,0,31)"  # blue … red
+    assert absolute["colorscale"][-1][1] == "rgb(8,48,107)"  # Blues
+    # contrast: 0 … the largest weight of ALL panels (0.7, head 1), one axis for both heads
+    assert (contrast["zmin"], contrast["zmax"]) == (0.0, pytest.approx(0.7))
+    assert contrast["colorbar"]["ticktext"] == ["0", "50 %", "100 %"]
+    assert contrast["colorbar"]["title"]["text"] == "contrast"
+    for sent in (absolute, relative, contrast):  # the weights themselves, NaN gaps kept
+        z = _array(sent["z"])
+        np.testing.assert_array_equal(z[:, :4], even)
+        np.testing.assert_array_equal(z[:, 5:], sharp)
+        assert np.isnan(z[:, 4]).all() and sent["hoverongaps"] is False
+        assert "%{z:.3f}" in sent["hovertemplate"]  # hover reads the absolute weight
+    # thumbnails: n is the tokens (131), not the pooled cells (44)
+    n = 2 * THUMB_CELLS + 3
+    thumbs = model_view(_rows((1, 2, n, n)), _labels(n))
+    assert thumbs.cells == 44
+    (sent,) = _sent(plot_model_view(thumbs, scale="relative"))["data"]
+    assert sent["zmax"] == pytest.approx(2 / n)
+    with pytest.raises(ValueError, match="unknown colour scale"):
+        plot_model_view(view, scale="rainbow")

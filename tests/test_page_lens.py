@@ -247,3 +247,66 @@ def test_the_lens_follows_a_decoder_and_explains_an_encoder_decoder(tmp_path) ->
     seq2seq = str(build_tiny_model("encoder-decoder", tmp_path / "bart"))
     at = open_lens(**{MODEL_STATE: seq2seq, "lens_view": "sinks"})
     assert "encoder-only" in md_unescape(texts(at))  # a clear message, no traceback
+
+
+def _colour_axes(spec: dict) -> list[dict]:
+    """Each heatmap panel's colour axis (plot_heads), in panel order."""
+    return [spec["layout"][t["coloraxis"]] for t in spec["data"] if t["type"] == "heatmap"]
+
+
+def test_colour_scale_on_raw_rollout_and_flow_but_not_norm(reference) -> None:
+    """Issue 13 on the lens: the shared colour scale on the maps of weights (raw: the model
+    view and one layer; rollout), flow only where its rows need not be distributions, and
+    none on norm. z stays the weights throughout (hover reads them)."""
+    run, _ = reference
+    text = "The cat sat."
+    tokens, attentions, _, _ = run(text)
+    n = len(tokens)
+    params = {"text": text, "lang": "en", "scale": "contrast"}
+    at = helpers_teaching.open_page("lens", params, {})
+    assert not at.exception, at.exception
+    assert at.button_group(key="color_scale").value == "contrast"
+    (grid,) = chart(at, "lens_map_chart")["data"]  # the model view: one tiled trace
+    assert (grid["zmin"], grid["zmax"]) == (0, pytest.approx(float(attentions.max()), rel=1e-5))
+    assert grid["colorbar"]["title"]["text"] == "% of the largest shown"
+    np.testing.assert_allclose(decode(grid["z"])[:n, :n], attentions[0, 0], atol=1e-6)
+    at.button_group(key="color_scale").set_value("relative").run()
+    (grid,) = chart(at, "lens_map_chart")["data"]
+    assert grid["zmax"] == pytest.approx(2 / n) and grid["colorscale"][0][1] == "rgb(5,48,97)"
+    assert grid["colorbar"]["title"]["text"] == "× even share"
+
+    at.segmented_control(key="lens_scope").set_value("layer").run()  # one layer, plot_heads
+    assert all(a["cmax"] == pytest.approx(2 / n) for a in _colour_axes(chart(at, "lens_map_chart")))
+    at.button_group(key="color_scale").set_value("contrast").run()
+    tops = [a["cmax"] for a in _colour_axes(chart(at, "lens_map_chart"))]
+    assert tops == pytest.approx(attentions[0].max(axis=(1, 2)).tolist(), rel=1e-5)
+
+    at.segmented_control(key="lens_kind").set_value("rollout").run()  # rows sum to 1
+    at.button_group(key="color_scale").set_value("relative").run()
+    spec = chart(at, "lens_map_chart")
+    assert all(a["cmax"] == pytest.approx(2 / n) for a in _colour_axes(spec))
+    np.testing.assert_allclose(decode(spec["data"][0]["z"]).sum(-1), 1.0, atol=1e-5)
+
+    at.segmented_control(key="lens_kind").set_value("flow").run()  # rows are no distributions
+    assert not at.exception, at.exception
+    spec = chart(at, "lens_map_chart")
+    (axis,) = _colour_axes(spec)
+    assert axis["cmax"] == 1 and axis["colorbar"]["title"]["text"] == "weight"  # absolute
+    assert "rows are not distributions" in texts(at)
+    assert decode(spec["data"][0]["z"]).sum(-1).max() > 1.0  # why: a row sums above 1
+    at.button_group(key="color_scale").set_value("contrast").run()
+    spec = chart(at, "lens_map_chart")
+    (axis,) = _colour_axes(spec)
+    assert axis["cmax"] == pytest.approx(float(decode(spec["data"][0]["z"]).max()), rel=1e-6)
+    assert "rows are not distributions" not in texts(at)
+
+    at.segmented_control(key="lens_kind").set_value("norm").run()  # its own 0 … top scale
+    assert not at.exception, at.exception
+    assert "color_scale" not in [w.key for w in at.button_group]
+    spec = chart(at, "lens_map_chart")
+    (axis,) = {a["cmax"]: a for a in _colour_axes(spec)}.values()  # one shared axis
+    top = max(float(decode(t["z"]).max()) for t in spec["data"] if t["type"] == "heatmap")
+    assert axis["cmax"] >= top and f"({axis['cmax']:.2f})" in texts(at)  # all layers' top
+    assert axis["colorbar"]["title"]["text"] == "‖α·f(x)‖"  # its own unit, not a scale
+    at.segmented_control(key="lens_kind").set_value("raw").run()  # the choice was kept
+    assert at.button_group(key="color_scale").value == "contrast"

@@ -142,3 +142,47 @@ def test_second_sentence_survives_a_visit_to_another_page() -> None:
     at = open_page(masks_second="短句")
     away_and_back(at, PAGE)
     assert at.text_input(key="masks_second").value == "短句"
+
+
+def _colour_axes(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The colour axis of each heatmap panel, in panel order."""
+    traces = [d for d in spec["data"] if d["type"] == "heatmap"]
+    return [spec["layout"][trace["coloraxis"]] for trace in traces]
+
+
+def test_colour_scale_on_both_layouts_with_the_causal_note() -> None:
+    """Issue 13: the shared colour scale on the encoder and decoder grids, one head side by
+    side and all heads; relative notes that a causal row's even share is 1/(i+1)."""
+    note = t("masks_relative_causal", "en", n=4)
+    at = open_page()  # one head side by side; relative, the default
+    assert at.button_group(key="color_scale").value == "relative"
+    for key in ("masks_encoder", "masks_decoder"):
+        (axis,) = _colour_axes(charts(at)[key])
+        assert (axis["cmin"], axis["cmax"]) == (0, pytest.approx(2 / 4))  # 0 … 2 × 1/n
+        assert axis["colorscale"][0][1] == "rgb(5,48,97)"  # RdBu_r: blue … white … red
+        assert axis["colorbar"]["title"]["text"] == t("scale_bar_relative", "en")
+        assert "%{z:.3f}" in charts(at)[key]["data"][0]["hovertemplate"]  # the weight
+    assert note in [c.value for c in at.caption]
+
+    at.button_group(key="color_scale").set_value("contrast").run()  # each head its own max
+    assert not at.exception and note not in [c.value for c in at.caption]
+    decoder = reference_weights(DEFAULT_TEXT, causal=True)
+    (axis,) = _colour_axes(charts(at)["masks_decoder"])
+    assert axis["cmax"] == pytest.approx(float(decoder[0].max()), rel=1e-6)
+    assert at.query_params["scale"] in ("contrast", ["contrast"])
+
+    at = open_page({"scale": "absolute"}, masks_head=-1)  # all heads, from the URL
+    for key, causal in (("masks_encoder", False), ("masks_decoder", True)):
+        spec = charts(at)[key]
+        axes = _colour_axes(spec)
+        assert len(axes) == 4 and all(a["cmax"] == 1 for a in axes)
+        assert axes[0]["colorbar"]["title"]["text"] == t("scale_bar_absolute", "en")
+        weights = reference_weights(DEFAULT_TEXT, causal=causal)
+        np.testing.assert_allclose(z(spec, 3), weights[3], atol=1e-6)  # hover: the weights
+    at.button_group(key="color_scale").set_value("contrast").run()
+    spec = charts(at)["masks_encoder"]
+    tops = [a["cmax"] for a in _colour_axes(spec)]
+    assert tops == pytest.approx([float(z(spec, h).max()) for h in range(4)], rel=1e-6)
+    at.button_group(key="color_scale").set_value("relative").run()
+    assert note in [c.value for c in at.caption]
+    assert all(a["cmax"] == pytest.approx(0.5) for a in _colour_axes(charts(at)["masks_decoder"]))

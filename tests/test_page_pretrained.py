@@ -110,6 +110,32 @@ def test_one_layer_equals_transformers_to_1e6(reference):
 
 
 @needs_minilm
+def test_all_layers_view_takes_the_shared_colour_scale(reference):
+    """Issue 13: the model view (one tiled trace, one colour axis) under ?scale= and the
+    widget; z stays transformers' weights, so hover reads them."""
+    at = helpers_teaching.open_page("pretrained", {"text": ENGLISH, "scale": "contrast"}, {})
+    assert not at.exception, at.exception
+    assert at.button_group(key="color_scale").value == "contrast"
+    tokens, attentions = reference(ENGLISH)
+    n = len(tokens)
+    (trace,) = chart(at, "pretrained_model_chart")["data"]
+    # contrast on one axis: 0 … the largest weight of all 6 × 12 panels
+    assert (trace["zmin"], trace["zmax"]) == (0, pytest.approx(float(attentions.max()), rel=1e-5))
+    assert trace["colorbar"]["title"]["text"] == "% of the largest shown"
+    tiles = decode(trace["z"])
+    np.testing.assert_allclose(tiles[:n, :n], attentions[0, 0], atol=1e-6)
+    assert np.isnan(tiles[n]).all()  # the gaps between panels stay NaN: transparent
+    at.button_group(key="color_scale").set_value("relative").run()
+    (trace,) = chart(at, "pretrained_model_chart")["data"]
+    assert trace["zmax"] == pytest.approx(2 / n) and trace["colorscale"][-1][1] == "rgb(103,0,31)"
+    at.button_group(key="color_scale").set_value("absolute").run()
+    (trace,) = chart(at, "pretrained_model_chart")["data"]
+    assert (trace["zmin"], trace["zmax"]) == (0, 1)
+    assert trace["colorbar"]["title"]["text"] == "weight"
+    assert at.query_params["scale"] in ("absolute", ["absolute"])
+
+
+@needs_minilm
 def test_hiding_special_tokens_renormalises_rows_and_says_so(reference):
     at = open_page(ENGLISH, pretrained_view="layer", pretrained_layer=1)
     at.toggle(key="pretrained_hide_special").set_value(True).run()

@@ -110,3 +110,30 @@ def test_one_token_and_long_sentences(params, n):
     for panel in panels(at):
         assert panel.shape == (n, n)
         np.testing.assert_allclose(panel.sum(1), 1.0, atol=1e-5)
+
+
+def test_sentence_pair_takes_the_shared_colour_scale():
+    """Issue 13: ?scale= and the widget set the pair's colour axes; the z values stay the
+    weights (hover reads them). EXAMPLE has n = 4 jieba tokens."""
+    at = open_page("scaling", {**EXAMPLE, "scale": "contrast"})
+    assert not at.exception
+    assert at.button_group(key="color_scale").value == "contrast"
+    spec = charts(at)["scaling_chart_sentence"]
+    unscaled, scaled = panels(at)
+    tops = [spec["layout"][trace["coloraxis"]]["cmax"] for trace in spec["data"]]
+    assert tops == pytest.approx([float(unscaled.max()), float(scaled.max())], rel=1e-6)
+    assert tops[0] != pytest.approx(tops[1])  # each panel its own largest weight
+    bar = spec["layout"]["coloraxis"]["colorbar"]["title"]["text"]
+    assert bar == t("scale_bar_contrast", "en")
+    ref = reference_from_params(EXAMPLE, divisor=1.0)
+    np.testing.assert_allclose(unscaled, ref["custom"][0], atol=1e-6)  # still the weights
+    at.button_group(key="color_scale").set_value("relative").run()
+    spec = charts(at)["scaling_chart_sentence"]
+    axis = spec["layout"]["coloraxis"]
+    assert {trace["coloraxis"] for trace in spec["data"]} == {"coloraxis"}  # one axis for both
+    assert (axis["cmin"], axis["cmax"]) == (0, pytest.approx(2 / 4))
+    assert axis["colorscale"][-1][1] == "rgb(103,0,31)"  # RdBu_r's red end
+    assert axis["colorbar"]["title"]["text"] == t("scale_bar_relative", "en")
+    at.button_group(key="color_scale").set_value("absolute").run()
+    assert charts(at)["scaling_chart_sentence"]["layout"]["coloraxis"]["cmax"] == 1
+    assert at.query_params["scale"] in ("absolute", ["absolute"])

@@ -341,3 +341,42 @@ def test_the_induction_models_heads_reach_compare_named_by_layer():
     assert "layer 1 · head 0" in plain(at) or any(
         "layer 1 · head 0" in str(o) for o in at.multiselect(key="compare_heads").options
     )
+
+
+def _axes(at: AppTest, key: str) -> list[dict]:
+    """The colour axis of each heatmap panel of chart `key`, in panel order."""
+    spec = chart(at, key)
+    return [spec["layout"][t["coloraxis"]] for t in spec["data"] if t["type"] == "heatmap"]
+
+
+def test_colour_scale_on_the_target_the_heads_and_before_after():
+    """Issue 13: the shared colour scale (?scale=, the widget) on every attention heatmap
+    of the page; the z values stay the weights, so hover reads them."""
+    at = open_train({"scale": "contrast"})
+    assert at.button_group(key="color_scale").value == "contrast"
+    (target,) = _axes(at, "train_target")
+    assert target["cmax"] == 1  # one-hot rows: the largest weight is 1
+    assert target["colorbar"]["title"]["text"] == "% of head's max"
+    at = train_with(at, steps=20)  # the live view draws through the same function
+    run: LiveRun = at.session_state[RUN]
+    last = run.snapshots[-1].weights  # (2, 6, 6)
+    tops = [a["cmax"] for a in _axes(at, "train_heads")]
+    assert tops == pytest.approx([float(h.max()) for h in last], rel=1e-6)
+    np.testing.assert_array_equal(np.stack(panels(at, "train_heads")), last)
+    assert "%{z:.3f}" in chart(at, "train_heads")["data"][0]["hovertemplate"]
+
+    at.button_group(key="color_scale").set_value("relative").run()
+    assert not at.exception, at.exception
+    n = 6
+    for key in ("train_target", "train_heads"):
+        for axis in _axes(at, key):
+            assert (axis["cmin"], axis["cmax"]) == (0, pytest.approx(2 / n))
+            assert axis["colorscale"][0][1] == "rgb(5,48,97)"  # RdBu_r
+    at.toggle(key="train_before_after").set_value(True).run()
+    for key in ("train_heads_before", "train_heads_after"):
+        (axis,) = {a["cmax"]: a for a in _axes(at, key)}.values()  # one shared axis
+        assert axis["cmax"] == pytest.approx(2 / n)
+        assert axis["colorbar"]["title"]["text"] == "× even share"
+    at.button_group(key="color_scale").set_value("absolute").run()
+    assert all(a["cmax"] == 1 for a in _axes(at, "train_heads_after"))
+    assert at.query_params["scale"] in ("absolute", ["absolute"])

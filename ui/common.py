@@ -216,6 +216,15 @@ def colour_scale_choice() -> str:
     return value
 
 
+def colour_bar_title(scale: str, *, one_axis: bool = False) -> str:
+    """The colour bar's title for `scale` (what `colour_scale_choice` returned). `one_axis`:
+    a chart with one colour axis for all its panels (the model view), whose contrast runs
+    to the largest value shown, not to each head's own."""
+    if one_axis and scale == "contrast":
+        return tr("scale_bar_contrast_all")
+    return tr(f"scale_bar_{scale}")
+
+
 def forget(*keys: str) -> None:
     """Drop what option widgets `keys` hold, so they start again from their defaults."""
     for key in keys:

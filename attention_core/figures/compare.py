@@ -27,7 +27,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_core.compare import diverging_limit
-from attention_core.figures.heads import COLORSCALE, matrix_figure
+from attention_core.figures.heads import ColourScale, colour_scale, matrix_figure
 from attention_core.figures.style import FONT, tick_angle
 from attention_core.figures.text import literal, literals
 
@@ -36,6 +36,7 @@ __all__ = [
     "THUMB_CELLS",
     "ModelView",
     "model_view",
+    "model_view_colours",
     "plot_difference",
     "plot_model_view",
     "plot_similarity",
@@ -59,6 +60,7 @@ class ModelView:
     num_heads: int  # H
     cells: int  # t: cells per panel side
     block: int  # b: tokens per cell side (1 = every weight is shown)
+    tokens: int  # n: tokens per panel side before pooling (the "relative" scale's 1/n)
     x: list[str]  # one unique label per column: "head h · key"
     y: list[str]  # one unique label per row: "layer l · query"
     x_ticks: list[str]  # the column label at the centre of each head's panels
@@ -146,6 +148,7 @@ def model_view(
         num_heads=H,
         cells=t,
         block=block,
+        tokens=n,
         x=x,
         y=y,
         x_ticks=[x[h * step + centre] for h in range(H)] if t else [],
@@ -155,21 +158,50 @@ def model_view(
     )
 
 
+def model_view_colours(
+    view: ModelView, scale: str = "absolute", *, zmin: float = 0.0, zmax: float = 1.0
+) -> ColourScale:
+    """The colour scale `scale` (`figures.heads.SCALES`) of a tiled model view: ONE colour
+    axis for the whole heatmap (it is one trace), built by `figures.heads.colour_scale`.
+
+    - absolute: zmin … zmax (0 … 1);
+    - relative: 0 … RELATIVE_MAX / n, 1/n (white) in the middle, n being the view's tokens
+      (`view.tokens`), not its pooled cells; on thumbnails (block > 1) each cell is the
+      largest weight of its block, so cells lean above the even share;
+    - contrast: 0 … the largest value shown in any panel (not each panel's own maximum,
+      as `plot_heads` does: one trace has one colour axis). The NaN gaps are left out.
+    """
+    if scale == "relative":
+        probe = np.zeros((1, 1, view.tokens), dtype=np.float32)  # (1, 1, n): only n counts
+    else:
+        shown = view.tiles[~np.isnan(view.tiles)]  # (L·H·t²,) every cell, no gaps
+        probe = shown.reshape(1, 1, -1)  # (1, 1, L·H·t²): all panels as one → one axis
+    return colour_scale(scale, probe, zmin=zmin, zmax=zmax)
+
+
 def plot_model_view(
     view: ModelView,
     *,
+    scale: str = "absolute",
     zmin: float = 0.0,
     zmax: float = 1.0,
-    colorscale: str = COLORSCALE,
+    colorscale: str | None = None,
     colorbar_title: str = "",
 ) -> go.Figure:
     """The tiled layer × head grid as one heatmap: heads across, layers down, no cell text.
+
+    Colours by `scale` (`model_view_colours`: absolute zmin … zmax, relative to 1/n, or
+    contrast: 0 … the largest value shown, one colour axis for every panel); z holds the
+    weights under every scale, so hover reads the absolute weight. `colorscale` overrides
+    the scale's own colours. The NaN gaps between panels stay transparent.
 
     Labels (they hold tokens) and titles are drawn literally: escaped here, and the tick
     values with them, so they still name the escaped categories.
     """
     if view.cells == 0 or view.tiles.size == 0:  # no tokens: an empty figure, not an error
         return go.Figure(layout={"height": 120})
+    colours = model_view_colours(view, scale, zmin=zmin, zmax=zmax)
+    (low, high), *_ = colours.limits
     panel_px = min(160.0, max(40.0, _WIDTH_PX / view.num_heads))
     fig = matrix_figure(
         view.tiles,
@@ -179,12 +211,18 @@ def plot_model_view(
         height=int(view.num_layers * panel_px + 70),
         top_px=40,
         axes={"top": True},
-        zmin=zmin,
-        zmax=zmax,
-        colorscale=colorscale,
+        zmin=low,
+        zmax=high,
+        colorscale=colorscale or colours.colorscale,
         hoverongaps=False,
         hovertemplate="%{y} → %{x}: %{z:.3f}<extra></extra>",
-        colorbar={"title": {"text": literal(colorbar_title)}, "thickness": 14},
+        colorbar={
+            "title": {"text": literal(colorbar_title)},
+            "thickness": 14,
+            "tickmode": "array",
+            "tickvals": colours.tickvals,
+            "ticktext": colours.ticktext,
+        },
     )
     # one tick per head (across) and per layer (down), at the centre of its panels; the
     # NaN gaps between panels stay transparent
