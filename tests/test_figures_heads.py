@@ -437,3 +437,16 @@ def test_the_unvalidated_figure_is_what_plotly_would_validate(heads, n, scale, m
     fig = plot_heads(grid, scale=scale)
     validated = go.Figure(fig.to_plotly_json())
     assert json.loads(validated.to_json()) == json.loads(fig.to_json())
+
+
+def test_an_even_share_is_drawn_white_in_pictures_too():
+    """Relative scale: a head attending evenly (every weight 1/n) is white, the middle of
+    the diverging scale, in the picture panels as in the exact one."""
+    H, n = 3, 512
+    w = np.full((H, n, n), 1 / n, dtype=np.float32)
+    spec = _spec(plot_heads(head_grid(w, _labels(n)), scale="relative"))
+    for image in spec["layout"]["images"]:
+        pixels, palette = _png(image)
+        colours = palette[np.unique(pixels)]  # (k, 3) the colours drawn
+        assert colours.min() >= 240, colours  # white-ish: RdBu's middle is (247, 247, 247)
+        assert np.ptp(colours, axis=0).max() == 0  # one colour for the whole panel

@@ -82,10 +82,11 @@ IMAGE_CELLS = 1 << 19
 MIN_WIDTH_META = "studio_min_width"  # layout.meta key: the width plot_heads laid out for
 # A picture panel uses this many evenly spaced colours of its scale. On the relative scale an
 # untrained 512-token head fills the whole scale with noise, which 256 colours compress
-# badly (240 kB a 512² panel); 16 compress to 131 kB (measured), 73 kB at the 352 pixels
+# badly (240 kB a 512² panel); 16–17 compress to 131 kB (measured), 74 kB at the 352 pixels
 # a side the panel is drawn (`pooled`), and still show the structure; the exact panel
-# keeps every shade.
-PICTURE_LEVELS = 16
+# keeps every shade. An odd number: the middle of a diverging scale (the relative scale's
+# 1 × = white) is one of the levels; with 16 an even share was drawn light red.
+PICTURE_LEVELS = 17
 TITLE_PX = 24  # room above each panel for its title
 ROW_GAP_PX = 8  # between a panel and the title below it when no labels are in between
 NO_TICKS = {"showticklabels": False, "ticks": ""}
