@@ -16,6 +16,8 @@ import pytest
 from apptest_helpers import shown_labels
 from playwright.sync_api import Locator, Page
 
+from attention_core.i18n import t as catalog_text
+
 from .conftest import (
     alerts,
     assert_no_exception,
@@ -26,6 +28,7 @@ from .conftest import (
     rendered_fonts,
     screenshot,
     serve_app,
+    set_language,
     wait_for_heatmaps,
 )
 
@@ -156,6 +159,32 @@ def test_a_typed_sentence_updates_the_chart_in_place(app_server: str, page: Page
     page.locator(".js-plotly-plot").first.hover()
     assert page.locator('.modebar-btn[data-title="Download plot as SVG (vector)"]').count() == 1
     assert_no_exception(page)
+
+
+def test_each_heads_sentence_opens_from_the_summary_in_both_languages(
+    app_server: str, page: Page
+) -> None:
+    """Beyond four heads the per-head sentences are folded: one click opens them, after a
+    language switch too, and they name every head."""
+    open_page(page, app_server, params={"text": "The cat sat on the mat.", "num_heads": 8})
+    wait_for_heatmaps(page, 8)
+    for lang, head in (("en", "head {i}"), ("zh-TW", "頭 {i}")):
+        if lang != "en":
+            set_language(page, lang)
+            wait_for_heatmaps(page, 8)
+        folded = page.locator(
+            '[data-testid="stExpander"]', has_text=catalog_text("summary_expander", lang, heads=8)
+        )
+        assert folded.count() == 1
+        folded.locator("summary").click()
+        body = folded.locator(
+            '[data-testid="stExpanderDetails"] [data-testid="stMarkdownContainer"]'
+        )
+        body.first.wait_for(state="visible")
+        shown = body.first.inner_text()
+        assert all(head.format(i=i) in shown for i in range(8)), shown
+        assert_no_exception(page)
+    screenshot(page, "heatmaps-summary-zh")
 
 
 def test_num_heads_slider_and_url_change_the_head_count(app_server: str, page: Page) -> None:
