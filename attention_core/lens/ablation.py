@@ -1,0 +1,166 @@
+"""A real model's heads knocked out, together (`ablate`) or each alone (`head_effects`),
+measured by how far the final hidden states move (cosine distance).
+
+A head is knocked out by zeroing its slice of the output projection's input, i.e. its
+whole contribution to the residual stream.
+
+Shape legend: L layers, H heads, n tokens, D head size, C model width, B batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from attention_core.lens.model_parts import _hooks, _inputs, _layers, _shape, _this_thread_only
+from attention_core.limits import MAX_TOKENS
+
+if TYPE_CHECKING:
+    import torch
+
+    from attention_core.pretrained import LoadedModel
+
+# head_effects runs copies of the sentence in batches: one pass of 73 copies of 32 tokens
+# takes about as long as 3 passes of one copy on 2 cores. A batch's attention scores hold
+# rows × H × n² floats per layer; this bounds them to ~200 MB (73 rows at 128 tokens for
+# MiniLM, 16 at 512).
+_ABLATION_FLOATS = 50_000_000
+
+
+@dataclass(frozen=True)
+class AblationResult:
+    """The model's output with some heads zeroed, beside the untouched output."""
+
+    hidden: np.ndarray  # (n, C) final hidden states with the heads knocked out
+    original: np.ndarray  # (n, C) without
+    token_distance: float  # mean over tokens of 1 − cos(hidden_i, original_i)
+    pooled_distance: float  # 1 − cos of the mean-pooled sentence embeddings
+
+
+@dataclass(frozen=True)
+class HeadEffects:
+    """Every head knocked out alone: (L, H) cosine distances from the untouched output."""
+
+    token_distance: np.ndarray  # (L, H) mean over tokens of 1 − cos
+    pooled_distance: np.ndarray  # (L, H) 1 − cos of the mean-pooled sentence embedding
+
+    def ranking(self, *, by: str = "pooled") -> list[tuple[int, int]]:
+        """(layer, head) pairs, largest effect first."""
+        values = self.pooled_distance if by == "pooled" else self.token_distance
+        order = np.argsort(-values, axis=None, kind="stable")
+        return [tuple(int(v) for v in np.unravel_index(i, values.shape)) for i in order]
+
+
+def _cosine_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """1 − cos along the last axis, never below 0."""
+    import torch
+
+    cos = torch.nn.functional.cosine_similarity(a.double(), b.double(), dim=-1)
+    return (1.0 - cos).clamp_min(0.0)  # rounding can put cos of equal vectors a hair above 1
+
+
+def _masked_forward(loaded: LoadedModel, inputs: dict[str, Any], masks: torch.Tensor) -> Any:
+    """The model on B copies of `inputs` (1, n) where copy b keeps head h of layer l only if
+    masks[b, l, h] is 1 → last hidden states (B, n, C). A head is knocked out by zeroing its
+    slice of the input of the output projection, i.e. its whole contribution."""
+    import torch
+
+    layers = _layers(loaded.model)
+    batch = masks.shape[0]
+
+    def knock_out(index: int) -> Callable[..., Any]:
+        layer = layers[index]
+
+        def hook(module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+            x = args[0]  # (B, n, H·D)
+            shape = x.shape
+            gate = masks[:, index].to(x.dtype)[:, None, :, None]  # (B, 1, H, 1)
+            x = (x.view(*shape[:-1], layer.num_heads, layer.head_dim) * gate).view(shape)
+            return (x, *args[1:])
+
+        return hook
+
+    handles = [
+        layer.out_module.register_forward_pre_hook(_this_thread_only(knock_out(i)))
+        for i, layer in enumerate(layers)
+    ]
+    batched = {k: v.expand(batch, -1) for k, v in inputs.items()}  # each (B, n)
+    with _hooks(handles), torch.no_grad():
+        out = _base(loaded.model)(**batched)
+    return out.last_hidden_state  # (B, n, C)
+
+
+def _base(model: Any) -> Any:
+    """The transformer under any head (a GPT-2 LM head model's `transformer`): its output
+    is the final hidden states, which ablation compares."""
+    return getattr(model, "base_model", model)
+
+
+def ablate(
+    loaded: LoadedModel,
+    text: str,
+    heads: Sequence[tuple[int, int]],
+    *,
+    max_tokens: int = MAX_TOKENS,
+) -> AblationResult:
+    """Run `text` with the (layer, head) pairs in `heads` knocked out (their output zeroed)."""
+    import torch
+
+    num_layers, num_heads = _shape(loaded)
+    masks = torch.ones(1, num_layers, num_heads)  # (1, L, H)
+    for layer, head in heads:
+        if not (0 <= layer < num_layers and 0 <= head < num_heads):
+            raise ValueError(
+                f"head ({layer}, {head}) does not exist: the model has {num_layers} layers "
+                f"× {num_heads} heads"
+            )
+        masks[0, layer, head] = 0.0
+    inputs = _inputs(loaded, text, max_tokens)
+    with torch.no_grad():
+        original = _base(loaded.model)(**inputs).last_hidden_state[0]  # (n, C)
+    hidden = _masked_forward(loaded, inputs, masks)[0]  # (n, C)
+    return AblationResult(
+        hidden=hidden.double().numpy(),
+        original=original.double().numpy(),
+        token_distance=float(_cosine_distance(hidden, original).mean()),
+        pooled_distance=float(_cosine_distance(hidden.mean(0), original.mean(0))),
+    )
+
+
+def head_effects(
+    loaded: LoadedModel,
+    text: str,
+    *,
+    max_tokens: int = MAX_TOKENS,
+    batch_size: int | None = None,
+) -> HeadEffects:
+    """Knock out every head alone, in batches of copies of the sentence, and measure how far
+    the output moves (see HeadEffects). Each batch carries its own untouched copy as the
+    reference, so the distances compare like with like."""
+    import torch
+
+    num_layers, num_heads = _shape(loaded)
+    inputs = _inputs(loaded, text, max_tokens)
+    pairs = [(layer, head) for layer in range(num_layers) for head in range(num_heads)]
+    token = np.zeros((num_layers, num_heads))
+    pooled = np.zeros((num_layers, num_heads))
+    n = inputs["input_ids"].shape[1]
+    if batch_size is None:
+        batch_size = max(2, _ABLATION_FLOATS // (num_heads * n * n))
+    step = max(1, batch_size - 1)
+    for start in range(0, len(pairs), step):
+        chunk = pairs[start : start + step]
+        masks = torch.ones(len(chunk) + 1, num_layers, num_heads)  # row 0: nothing removed
+        for row, (layer, head) in enumerate(chunk, start=1):
+            masks[row, layer, head] = 0.0
+        hidden = _masked_forward(loaded, inputs, masks)  # (B, n, C)
+        base = hidden[:1]  # (1, n, C)
+        t = _cosine_distance(hidden[1:], base).mean(dim=-1)  # (B-1,)
+        p = _cosine_distance(hidden[1:].mean(dim=1), base.mean(dim=1))  # (B-1,)
+        for row, (layer, head) in enumerate(chunk):
+            token[layer, head] = float(t[row])
+            pooled[layer, head] = float(p[row])
+    return HeadEffects(token_distance=token, pooled_distance=pooled)

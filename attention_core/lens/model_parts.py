@@ -1,0 +1,169 @@
+"""A real model's self-attention layers, found by name, and the hooks that read them:
+the machinery that value norms, the neuron view and ablation share.
+
+Hooks are registered on the model the app shares between sessions, so each one acts
+only in the thread that registered it (`_this_thread_only`) and is removed on exit
+(`_hooks`).
+
+Shape legend: L layers, H heads, n tokens, D head size, C model width, B batch.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
+    from attention_core.pretrained import LoadedModel
+
+
+@dataclass(frozen=True)
+class _Layer:
+    """One self-attention layer's projections, as y = x @ weight.T + bias (weights (out, in))."""
+
+    module: Any  # receives the layer's hidden states (its input is captured by a hook)
+    out_module: Any  # the output projection; its input is the concatenated heads (…, H·D)
+    wq: torch.Tensor  # (H·D, C)
+    bq: torch.Tensor | None  # (H·D,)
+    wk: torch.Tensor
+    bk: torch.Tensor | None
+    wv: torch.Tensor
+    bv: torch.Tensor | None
+    wo: torch.Tensor  # (C, H·D)
+    num_heads: int
+    head_dim: int
+    scaling: float
+
+
+def _linear(module: Any) -> tuple[Any, Any]:
+    return module.weight, module.bias
+
+
+def _layers(model: Any) -> list[_Layer]:
+    """The self-attention layers of a BERT-like, GPT-2-like or BART/Llama-like model, in order.
+
+    Found by the projections' names: query/key/value (+ the sibling output.dense) for BERT,
+    RoBERTa, MiniLM, ELECTRA; q_lin/k_lin/v_lin/out_lin for DistilBERT; c_attn/c_proj (Conv1D,
+    y = x @ W) for GPT-2; q_proj/k_proj/v_proj/out_proj (or o_proj) elsewhere.
+    """
+    config = model.config
+    if getattr(config, "is_encoder_decoder", False):
+        raise ValueError(
+            "this lens works on encoder-only (BERT-like) and decoder-only (GPT-like) models"
+        )
+    heads = int(getattr(config, "num_attention_heads", 0) or getattr(config, "n_head", 0))
+    modules = dict(model.named_modules())
+    layers: list[_Layer] = []
+    for name, mod in modules.items():
+        parts: tuple[Any, ...] | None = None
+        if all(hasattr(mod, a) for a in ("query", "key", "value")):
+            parent = modules[name.rsplit(".", 1)[0]] if "." in name else None
+            out = getattr(getattr(parent, "output", None), "dense", None)
+            if out is not None:
+                parts = (*_linear(mod.query), *_linear(mod.key), *_linear(mod.value), out)
+        elif all(hasattr(mod, a) for a in ("q_lin", "k_lin", "v_lin", "out_lin")):
+            parts = (*_linear(mod.q_lin), *_linear(mod.k_lin), *_linear(mod.v_lin), mod.out_lin)
+        elif hasattr(mod, "c_attn") and hasattr(mod, "c_proj"):
+            w = mod.c_attn.weight.T  # Conv1D stores (in, out); (3C, C) as a Linear would
+            b = mod.c_attn.bias
+            c = w.shape[1]
+            parts = (w[:c], b[:c], w[c : 2 * c], b[c : 2 * c], w[2 * c :], b[2 * c :], mod.c_proj)
+        elif all(hasattr(mod, a) for a in ("q_proj", "k_proj", "v_proj")):
+            out = getattr(mod, "out_proj", None) or getattr(mod, "o_proj", None)
+            if out is not None:
+                parts = (*_linear(mod.q_proj), *_linear(mod.k_proj), *_linear(mod.v_proj), out)
+        if parts is None:
+            continue
+        wq, bq, wk, bk, wv, bv, out_module = parts
+        if wq.shape != wk.shape or wq.shape != wv.shape:
+            raise ValueError(f"{name}: grouped or multi-query attention is not supported")
+        h = int(getattr(mod, "num_heads", 0) or getattr(mod, "num_attention_heads", 0) or heads)
+        d = wq.shape[0] // h
+        wo = out_module.weight.T if type(out_module).__name__ == "Conv1D" else out_module.weight
+        scaling = getattr(mod, "scaling", None)
+        if scaling is None:  # GPT-2 divides by √D unless told not to
+            scaling = d**-0.5 if getattr(mod, "scale_attn_weights", True) else 1.0
+        layers.append(_Layer(mod, out_module, wq, bq, wk, bk, wv, bv, wo, h, d, float(scaling)))
+    if not layers:
+        raise ValueError(
+            f"no self-attention layers this lens understands in a {type(model).__name__}"
+        )
+    return layers
+
+
+@contextmanager
+def _hooks(handles: list[Any]) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _this_thread_only(hook: Callable[..., Any]) -> Callable[..., Any]:
+    """The app shares one model between sessions (threads): a hook registered by one
+    thread must leave the others' forward passes alone."""
+    owner = threading.get_ident()
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        return hook(*args, **kwargs) if threading.get_ident() == owner else None
+
+    return guarded
+
+
+def _inputs(loaded: LoadedModel, text: str, max_tokens: int) -> dict[str, torch.Tensor]:
+    """`text` encoded exactly as pretrained.run_model encodes it, as (1, n) tensors."""
+    import torch
+
+    from attention_core.limits import MAX_TEXT_CHARS
+    from attention_core.pretrained import _encode
+
+    limit = min(max_tokens, loaded.max_length)
+    enc, _ = _encode(loaded.tokenizer, text[:MAX_TEXT_CHARS], limit=limit)
+    if not enc["input_ids"]:
+        raise ValueError("the text gives no tokens for this model")
+    names = getattr(loaded.tokenizer, "model_input_names", ["input_ids", "attention_mask"])
+    return {k: torch.tensor([enc[k]]) for k in names if k in enc}  # each (1, n)
+
+
+def _layer_inputs(loaded: LoadedModel, text: str, max_tokens: int) -> list[torch.Tensor]:
+    """Each self-attention layer's input hidden states, (n, C) each, from one forward pass."""
+    import torch
+
+    layers = _layers(loaded.model)
+    seen: dict[int, torch.Tensor] = {}
+
+    def keep(index: int) -> Callable[..., None]:
+        def hook(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            x = args[0] if args else kwargs["hidden_states"]
+            seen[index] = x[0].detach()  # (n, C)
+
+        return hook
+
+    handles = [
+        layer.module.register_forward_pre_hook(_this_thread_only(keep(i)), with_kwargs=True)
+        for i, layer in enumerate(layers)
+    ]
+    with _hooks(handles), torch.no_grad():
+        loaded.model(**_inputs(loaded, text, max_tokens))
+    return [seen[i] for i in range(len(layers))]
+
+
+def _project(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, h: int) -> torch.Tensor:
+    """(n, C) → (H, n, D) through one projection."""
+    y = x @ w.T  # (n, H·D)
+    if b is not None:
+        y = y + b
+    n = y.shape[0]
+    return y.view(n, h, -1).transpose(0, 1)  # (H, n, D)
+
+
+def _shape(loaded: LoadedModel) -> tuple[int, int]:
+    """(L, H): the self-attention layers, and the heads of the first."""
+    layers = _layers(loaded.model)
+    return len(layers), layers[0].num_heads
