@@ -34,6 +34,7 @@ from locust import User, between, events, task
 from locust.env import Environment
 from locust.exception import StopUser
 
+from bench.standalone import run_alone
 from bench.streamlit_client import StreamlitTab
 from bench.tables import RESULTS_DIR, Table, fmt_s
 from deploy.app_server import free_port, serving, start_app, stop, wait_healthy, warm_up
@@ -254,13 +255,7 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m bench.section_load")
-    parser.add_argument("--quick", action="store_true", help="20 students, one server")
-    args = parser.parse_args(argv)
-    tables, _ = run(quick=args.quick)
-    print("\n".join(t.markdown() for t in tables))
+    run_alone(run, "python -m bench.section_load", quick_help="20 students, one server", argv=argv)
 
 
 if __name__ == "__main__":

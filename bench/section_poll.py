@@ -2,11 +2,12 @@
 
 Every participant speaks the app server's own websocket protocol (bench/streamlit_client.py,
 the protobufs that ship in the streamlit package), as a browser tab does on the Classroom
-page: the teacher opens a class and pushes a question, each student opens the join link
-(`?class=CODE`), taps "Join", and from then on refreshes its live fragment every
-STUDENT_REFRESH_S (what the page's `st.fragment(run_every=...)` makes a browser do), taps
-one key's button when it decides, and keeps refreshing. The teacher's tab refreshes its
-live fragment every TEACHER_REFRESH_S (its `run_every`) and reads the histogram it is sent.
+page (bench/poll_client.py): the teacher opens a class and pushes a question, each student
+opens the join link (`?class=CODE`), taps "Join", and from then on refreshes its live
+fragment every STUDENT_REFRESH_S (what the page's `st.fragment(run_every=...)` makes a
+browser do), taps one key's button when it decides, and keeps refreshing. The teacher's tab
+refreshes its live fragment every TEACHER_REFRESH_S (its `run_every`) and reads the
+histogram it is sent. This module drives them and measures.
 
 The full run (`python -m bench poll`): a throwaway redis-server on loopback, two replicas
 of the app sharing it (ATTENTION_POLL_REDIS_URL), nginx in front (deploy/run_replicas.py);
@@ -29,11 +30,9 @@ Measured:
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import random
-import re
 import secrets
 import shutil
 import signal
@@ -48,104 +47,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from bench.streamlit_client import _DONE, CHART, StreamlitTab, Update
+from bench.poll_client import PollTab, Student, histogram, open_class_as_teacher, run_student
+from bench.standalone import run_alone
 from bench.tables import RESULTS_DIR, Table, fmt_s
 from ui.classroom import STUDENT_REFRESH_S, TEACHER_REFRESH_S  # the page's fragment timers
 
 __all__ = ["PollResult", "PollTab", "run", "run_poll", "start_redis"]
 
-PAGE = "classroom"
 JOIN_S = 5.0  # students arrive over this many seconds after the question is pushed
 ANSWER_S = 10.0  # and answer within this many
 END_S = 14.0  # then everyone keeps refreshing until here
-SENTENCE = "the cat sat on the mat because it was warm"  # 10 word tokens: 10 buttons
-_CODE = re.compile(r"^# ([A-Z2-9]{4})$")
-_FINISHED = {*_DONE, ForwardMsg.ScriptFinishedStatus.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
-
-
-class PollTab(StreamlitTab):
-    """A tab of the Classroom page: its widgets by key, its live fragment, what it shows."""
-
-    def __init__(self, base_url: str, params: dict[str, object] | None = None, **kw: Any):
-        super().__init__(base_url, params, **kw)
-        self.fragment = ""  # the page's run_every fragment (from the server's auto_rerun)
-        self.alerts: list[str] = []  # st.success/info/warning/error bodies of the last reply
-        self.upstream = ""
-
-    def __enter__(self) -> PollTab:
-        super().__enter__()
-        assert self._ws is not None
-        self.upstream = self._ws.response.headers.get("X-Upstream", "") if self._ws.response else ""
-        return self
-
-    def open(self) -> Update:
-        return self.send([])
-
-    def click(self, key: str, *, in_fragment: bool = False) -> Update:
-        """Tap the button with `key` (in the live fragment: a fragment rerun, as a browser)."""
-        state = WidgetState(id=self.widget_ids[key], trigger_value=True)
-        return self.send([state], fragment=self.fragment if in_fragment else "")
-
-    def refresh(self) -> Update:
-        """What the fragment's timer sends: rerun the live fragment only."""
-        return self.send([], fragment=self.fragment, auto=True)
-
-    def send(self, states: list[WidgetState], *, fragment: str = "", auto: bool = False) -> Update:
-        if self._ws is None:
-            raise RuntimeError("use the tab in a `with` block")
-        msg = BackMsg()
-        msg.rerun_script.query_string = self.query
-        msg.rerun_script.page_script_hash = self.page_hash
-        if not self.page_hash:
-            msg.rerun_script.page_name = PAGE
-        msg.rerun_script.widget_states.widgets.extend(states)
-        if fragment:
-            msg.rerun_script.fragment_id = fragment
-            msg.rerun_script.is_auto_rerun = auto
-        started = time.perf_counter()
-        self._ws.send(msg.SerializeToString())
-        return self._read(started)
-
-    finished = _FINISHED  # a fragment's run ends a reply too
-
-    def _read(self, started: float) -> Update:
-        self.alerts = []
-        return super()._read(started)
-
-    def _message(self, kind: str | None, fm: ForwardMsg) -> None:
-        if kind == "navigation" and fm.navigation.page_script_hash:
-            self.page_hash = fm.navigation.page_script_hash  # the page shown, not app.py
-        elif kind == "auto_rerun":
-            self.fragment = fm.auto_rerun.fragment_id
-
-    def _element(self, element: Any, update: Update) -> None:
-        kind = element.WhichOneof("type")
-        widget = getattr(element, kind, None)
-        element_id = getattr(widget, "id", "") if widget is not None else ""
-        if isinstance(element_id, str) and element_id.startswith("$$ID-"):
-            self.widget_ids[element_id.rsplit("-", 1)[-1]] = element_id
-        if kind == "alert":
-            self.alerts.append(element.alert.body)
-        if kind == "bidi_component" and element.bidi_component.component_name != CHART:
-            return
-        super()._element(element, update)
-
-
-def histogram(update: Update) -> list[int] | None:
-    """The bar heights of the poll's histogram in `update`, if it drew one."""
-    for chart in update.charts:
-        for trace in chart.get("data", []):
-            if trace.get("type") == "bar":
-                y = trace["y"]
-                if isinstance(y, dict) and "bdata" in y:
-                    flat = np.frombuffer(base64.b64decode(y["bdata"]), dtype=np.dtype(y["dtype"]))
-                    return [int(v) for v in flat]
-                return [int(v) for v in y]
-    return None
 
 
 def start_redis(folder: Path) -> tuple[subprocess.Popen, str]:
@@ -173,23 +85,6 @@ def start_redis(folder: Path) -> tuple[subprocess.Popen, str]:
 
 
 @dataclass
-class Student:
-    number: int
-    choice: int
-    arrive_s: float
-    answer_s: float
-    sent: float = 0.0  # perf_counter when the tap was sent
-    stored: float = 0.0  # perf_counter when the tap's reply came back
-    upstream: str = ""
-    reconnects: int = 0
-    saw_earlier_answer: bool = False
-    recovered: bool = False  # its tap was stored but the reply was lost (not timed)
-    seen_after_reconnect: list[str] = field(default_factory=list)  # alerts shown then
-    lost_at: float = 0.0  # perf_counter when its connection first dropped
-    errors: list[str] = field(default_factory=list)
-
-
-@dataclass
 class PollResult:
     students: int
     counted_once: bool
@@ -212,80 +107,6 @@ class PollResult:
     crowd: list[Student] = field(default_factory=list, repr=False)
 
 
-def _teacher_open(url: str) -> tuple[PollTab, str]:
-    tab = PollTab(url, {"text": SENTENCE, "tokenizer": "word"}).__enter__()
-    tab.open()
-    update = tab.click("poll_open")
-    code = next((m.group(1) for md in update.markdown if (m := _CODE.match(md))), None)
-    if code is None:
-        raise RuntimeError(f"no class code on the teacher's page: {update.markdown[:5]}")
-    tab.click("poll_push")
-    if not tab.fragment:
-        tab.open()
-    return tab, code
-
-
-def _unescape(markdown: str) -> str:
-    return re.sub(r"\\(.)", r"\1", markdown)
-
-
-def _student_run(
-    url: str, code: str, me: Student, t0: float, labels: list[str], stop_at: float
-) -> None:
-    """One phone: arrive, join, refresh every STUDENT_REFRESH_S, tap at `answer_s`, keep refreshing;
-    on a dropped connection, reconnect with the same link (class code and student id)."""
-    time.sleep(max(0.0, t0 + me.arrive_s - time.perf_counter()))
-    query = ""
-    while time.perf_counter() < stop_at:
-        try:
-            tab = PollTab(url, {"class": code})
-            if query:
-                tab.query = query
-            with tab:
-                me.upstream = tab.upstream or me.upstream
-                tab.open()
-                if "sid=" not in tab.query:
-                    tab.click("poll_join")
-                    if "sid=" not in tab.query:
-                        raise RuntimeError(f"join failed: {tab.alerts}")
-                elif me.reconnects:  # back after a drop: is my earlier answer still there?
-                    me.seen_after_reconnect = [_unescape(a) for a in tab.alerts]
-                    shown = any(labels[me.choice] in _unescape(a) for a in tab.alerts)
-                    no_buttons = not any(k.startswith("poll_answer_") for k in tab.widget_ids)
-                    if shown and no_buttons:
-                        me.saw_earlier_answer = True
-                        if not me.stored:  # stored, but the reply was lost with the replica
-                            me.stored, me.recovered = time.perf_counter(), True
-                query = tab.query
-                while time.perf_counter() < stop_at:
-                    if not me.stored and time.perf_counter() >= t0 + me.answer_s:
-                        key = next(
-                            (k for k in tab.widget_ids if k.startswith("poll_answer_")
-                             and k.endswith(f"_{me.choice}")),
-                            None,
-                        )  # fmt: skip
-                        if key is not None:
-                            me.sent = time.perf_counter()
-                            tab.click(key, in_fragment=True)
-                            me.stored = time.perf_counter()
-                    refresh_at = time.perf_counter() + STUDENT_REFRESH_S * random.uniform(0.9, 1.1)
-                    due = t0 + me.answer_s
-                    if not me.stored and due < refresh_at:  # the tap comes before the timer
-                        time.sleep(max(0.0, due - time.perf_counter()))
-                        continue
-                    time.sleep(max(0.0, refresh_at - time.perf_counter()))
-                    tab.refresh()
-            return
-        except Exception as error:  # a dropped connection: reconnect, as the frontend does
-            if time.perf_counter() >= stop_at:
-                return
-            me.reconnects += 1
-            me.lost_at = me.lost_at or time.perf_counter()
-            if len(me.errors) < 3:
-                me.errors.append(f"{type(error).__name__}: {str(error)[:120]}")
-            time.sleep(0.5)
-
-
 def run_poll(
     students_url: str | list[str],
     teacher_url: str,
@@ -303,7 +124,7 @@ def run_poll(
     `students_url`: one address (nginx) or several, handed out in turn (replicas)."""
     rng = random.Random(seed)
     urls = [students_url] if isinstance(students_url, str) else list(students_url)
-    teacher, code = _teacher_open(teacher_url)
+    teacher, code = open_class_as_teacher(teacher_url)
     info = store.info(code)
     labels = list(info.question.options)
     options = len(labels)
@@ -318,7 +139,7 @@ def run_poll(
     refreshes: list[float] = []
     threads = [
         threading.Thread(
-            target=_student_run,
+            target=run_student,
             args=(urls[me.number % len(urls)], code, me, t0, labels, stop_at),
             daemon=True,
         )
@@ -486,13 +307,9 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m bench.section_poll")
-    parser.add_argument("--quick", action="store_true", help="20 students, no replica killed")
-    args = parser.parse_args(argv)
-    tables, _ = run(quick=args.quick)
-    print("\n".join(t.markdown() for t in tables))
+    run_alone(
+        run, "python -m bench.section_poll", quick_help="20 students, no replica killed", argv=argv
+    )
 
 
 if __name__ == "__main__":

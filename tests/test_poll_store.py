@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_core.poll import store as store_module
-from attention_core.poll.store import (
+from attention_core.poll import (
     CODE_ALPHABET,
     CODE_LENGTH,
     MAX_NAME,
@@ -34,6 +33,7 @@ from attention_core.poll.store import (
     question_from_round,
     store_from_env,
 )
+from attention_core.poll import store as store_module
 from deploy.app_server import free_port
 from tests.availability import unavailable
 

@@ -1,0 +1,172 @@
+"""The class poll's store in Redis, for replicas on several machines (`redis://host:6379/0`).
+
+Chosen by `store_from_env` when ATTENTION_POLL_REDIS_URL is set. One answer per student per
+question is HSETNX inside one Lua script that also checks the question and counts, so two
+replicas racing cannot count anyone twice. The `redis` package is imported only when a
+store is made.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import asdict
+
+from attention_core.poll.store import ClassInfo, PollError, PollStore, Question, normalise_code
+
+__all__ = ["RedisStore"]
+
+TTL_S = 12 * 3600  # a class's Redis keys expire this long after its last change
+
+# Keys of a class hang off its id: poll:c:<id> (hash: code, teacher_key, open, number,
+# question, revealed), poll:c:<id>:students (hash id → name), poll:c:<id>:joined (zset by
+# time), poll:c:<id>:a:<n> (hash student → choice), poll:c:<id>:n:<n> (hash choice → count).
+# poll:code:<code> → the id of the open class with that code (SET NX: one per code).
+_ANSWER_LUA = """
+local meta = KEYS[1]
+if redis.call('HGET', meta, 'open') ~= '1' then return 0 end
+if redis.call('HGET', meta, 'number') ~= ARGV[1] then return 0 end
+if redis.call('HGET', meta, 'revealed') == '1' then return 0 end
+local options = tonumber(redis.call('HGET', meta, 'options') or '0')
+local choice = tonumber(ARGV[3])
+if choice == nil or choice < 0 or choice >= options then return 0 end
+if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 0 then return 0 end
+redis.call('HINCRBY', KEYS[3], ARGV[3], 1)
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+redis.call('EXPIRE', KEYS[3], ARGV[4])
+return 1
+"""
+
+
+class RedisStore(PollStore):
+    """The store in Redis, for replicas on several machines (`redis://host:6379/0`)."""
+
+    def __init__(self, url: str) -> None:
+        import redis  # only when configured
+
+        self.redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5)
+        self.redis.ping()
+        self._answer = self.redis.register_script(_ANSWER_LUA)
+
+    @staticmethod
+    def _meta(class_id: str) -> str:
+        return f"poll:c:{class_id}"
+
+    def _class_id(self, code: str) -> str | None:
+        return self.redis.get(f"poll:code:{code}")
+
+    def _teacher(self, code: str, key: str) -> str:
+        class_id = self._class_id(code)
+        stored = self.redis.hget(self._meta(class_id), "teacher_key") if class_id else None
+        if stored is None or not secrets.compare_digest(stored, str(key)):
+            raise PollError(f"no open class {code!r} with this teacher key")
+        return class_id  # type: ignore[return-value]
+
+    def _touch(self, class_id: str) -> None:
+        for suffix in ("", ":students", ":joined"):
+            self.redis.expire(self._meta(class_id) + suffix, TTL_S)
+
+    def open_class(self) -> tuple[str, str]:
+        key, class_id = secrets.token_urlsafe(16), secrets.token_hex(16)
+        code = self._claim_code(
+            lambda free: bool(self.redis.set(f"poll:code:{free}", class_id, nx=True, ex=TTL_S))
+        )
+        self.redis.hset(
+            self._meta(class_id),
+            mapping={"code": code, "teacher_key": key, "open": "1", "number": "0",
+                     "question": "", "revealed": "0", "options": "0"},
+        )  # fmt: skip
+        self._touch(class_id)
+        self.redis.set(f"poll:last:{code}", class_id, ex=TTL_S)
+        return code, key
+
+    def info(self, code: str, *, with_names: bool = False) -> ClassInfo | None:
+        code = normalise_code(code) or ""
+        class_id = self._class_id(code) or self.redis.get(f"poll:last:{code}")
+        if not class_id:
+            return None
+        meta = self.redis.hgetall(self._meta(class_id))
+        if not meta:
+            return None
+        names: tuple[str, ...] = ()
+        if with_names:
+            students = self.redis.hgetall(self._meta(class_id) + ":students")
+            order = self.redis.zrange(self._meta(class_id) + ":joined", 0, -1)
+            names = tuple(students.get(s, "") for s in order)
+        return ClassInfo(
+            code=code,
+            class_id=class_id,
+            open=meta.get("open") == "1",
+            question=Question.from_json(meta["question"]) if meta.get("question") else None,
+            revealed=meta.get("revealed") == "1",
+            students=int(self.redis.hlen(self._meta(class_id) + ":students")),
+            names=names,
+        )
+
+    def join(self, code: str, student: str, name: str = "") -> ClassInfo | None:
+        code, student = normalise_code(code) or "", self._check_student(student)
+        class_id = self._class_id(code)
+        if not class_id or self.redis.hget(self._meta(class_id), "open") != "1":
+            return None
+        pipe = self.redis.pipeline()
+        name = self._check_name(name)
+        if name:
+            pipe.hset(self._meta(class_id) + ":students", student, name)
+        else:  # joining again after a reconnect: keep the name given before
+            pipe.hsetnx(self._meta(class_id) + ":students", student, "")
+        pipe.zadd(self._meta(class_id) + ":joined", {student: time.time()}, nx=True)
+        pipe.execute()
+        self._touch(class_id)
+        return self.info(code)
+
+    def push(self, code: str, teacher_key: str, question: Question) -> Question:
+        class_id = self._teacher(code, teacher_key)
+        number = int(self.redis.hincrby(self._meta(class_id), "number", 1))
+        numbered = Question(**{**asdict(question), "number": number})
+        self.redis.hset(
+            self._meta(class_id),
+            mapping={"question": numbered.to_json(), "revealed": "0",
+                     "options": str(len(numbered.options))},
+        )  # fmt: skip
+        self._touch(class_id)
+        return Question.from_json(numbered.to_json())
+
+    def answer(self, class_id: str, number: int, student: str, choice: int) -> bool:
+        student = self._check_student(student)
+        meta = self._meta(str(class_id))
+        keys = [meta, f"{meta}:a:{int(number)}", f"{meta}:n:{int(number)}"]
+        args = [str(int(number)), student, str(int(choice)), str(TTL_S)]
+        return bool(self._answer(keys=keys, args=args))
+
+    def counts(self, class_id: str, number: int) -> dict[int, int]:
+        raw = self.redis.hgetall(f"{self._meta(str(class_id))}:n:{int(number)}")
+        return {int(c): int(k) for c, k in raw.items() if int(k) > 0}
+
+    def my_answer(self, class_id: str, number: int, student: str) -> int | None:
+        raw = self.redis.hget(f"{self._meta(str(class_id))}:a:{int(number)}", str(student))
+        return None if raw is None else int(raw)
+
+    def reveal(self, code: str, teacher_key: str) -> None:
+        self.redis.hset(self._meta(self._teacher(code, teacher_key)), "revealed", "1")
+
+    def reset(self, code: str, teacher_key: str) -> None:
+        class_id = self._teacher(code, teacher_key)
+        meta = self._meta(class_id)
+        number = int(self.redis.hget(meta, "number") or 0)
+        # the question first: from here on no answer to it is accepted
+        self.redis.hset(meta, mapping={"question": "", "revealed": "0", "options": "0"})
+        stale = [f"{meta}:{kind}:{n}" for n in range(1, number + 1) for kind in ("a", "n")]
+        for start in range(0, len(stale), 500):
+            self.redis.delete(*stale[start : start + 500])
+
+    def close(self, code: str, teacher_key: str) -> None:
+        class_id = self._teacher(code, teacher_key)
+        self.redis.hset(self._meta(class_id), "open", "0")
+        # the code is free again only if it still names this class
+        self.redis.eval(
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) "
+            "end return 0",
+            1,
+            f"poll:code:{code}",
+            class_id,
+        )
