@@ -7,9 +7,14 @@ so nothing in the suite can reach a hub even by accident (the project's OFFLINE 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from attention_core.pretrained import LoadedModel
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -33,6 +38,20 @@ def minilm() -> Path:
     from availability import require_minilm
 
     return require_minilm()
+
+
+@pytest.fixture(scope="module")
+def loaded() -> Iterator[LoadedModel]:
+    """The packaged all-MiniLM-L6-v2 through load_model, offline, once per test module
+    (tests/test_pretrained.py, tests/test_lens.py); skips locally, fails under CI without it."""
+    from availability import require_minilm
+
+    from attention_core.pretrained import load_model
+
+    require_minilm()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        yield load_model()
 
 
 @pytest.fixture(autouse=True)

@@ -152,10 +152,14 @@ def test_catalog_rejects_unknown_fields_and_bad_avoid_lists(tmp_path):
 
 
 def _error_reasons(module: str, error: str) -> set[str]:
-    """The `reason` literals `module` raises `error` with (its second positional argument)."""
-    tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+    """The `reason` literals `module` (a file, or every file of a package) raises `error`
+    with (its second positional argument)."""
+    path = ROOT / module
+    files = sorted(path.glob("*.py")) if path.is_dir() else [path]
+    trees = [ast.parse(f.read_text(encoding="utf-8")) for f in files]
     return {
         node.args[1].value
+        for tree in trees
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         and getattr(node.func, "id", None) == error
@@ -167,8 +171,8 @@ def _error_reasons(module: str, error: str) -> set[str]:
 @pytest.mark.parametrize(
     ("module", "error", "prefix"),
     [
-        ("attention_core/pretrained.py", "ModelLoadError", "pretrained_error_"),
-        ("attention_core/train/tasks.py", "SettingError", "train_error_"),
+        ("attention_core/pretrained", "ModelLoadError", "pretrained_error_"),
+        ("attention_core/train", "SettingError", "train_error_"),
     ],
 )
 def test_every_library_error_reason_has_words_in_the_catalog(module, error, prefix):

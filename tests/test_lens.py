@@ -13,8 +13,6 @@ The model tests use the packaged all-MiniLM-L6-v2: skipped locally without it, f
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import networkx as nx
 import numpy as np
 import pytest
@@ -22,7 +20,7 @@ import torch
 from availability import require_minilm
 
 from attention_core import lens
-from attention_core.pretrained import LoadedModel, load_model, run_model
+from attention_core.pretrained import run_model
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 
@@ -127,12 +125,7 @@ def test_flow_refuses_long_texts_politely() -> None:
 # --- the packaged model ---------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def loaded() -> Iterator[LoadedModel]:
-    require_minilm()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        yield load_model()
+# `loaded`, the packaged model through load_model, is a fixture of tests/conftest.py.
 
 
 @pytest.fixture(scope="module")

