@@ -31,8 +31,8 @@ from ui.classroom import (
     student_id,
     teacher_class,
 )
-from ui.common import entry_guard, lang, md_escape, tr
-from ui.presenter import page_url, qr_png
+from ui.common import entry_guard, md_escape, tr
+from ui.presenter import address_warning, qr_png, set_share_query, share_link
 
 BUTTONS_PER_ROW = 4  # on a phone Streamlit stacks the columns: one big button per line
 
@@ -50,6 +50,7 @@ st.html(
 @guarded_callback
 def _open_class() -> None:
     state[TEACHER] = store.open_class()
+    set_share_query({CLASS_PARAM: state[TEACHER][0]})  # the presenter QR: the join link
     st.query_params.pop(CLASS_PARAM, None)
     st.query_params.pop(STUDENT_PARAM, None)
 
@@ -63,6 +64,7 @@ def _teacher_action(action: str) -> None:
         state["poll_flash"] = ("error", "poll_class_gone", {})
     if action == "close":
         state.pop(TEACHER, None)
+        set_share_query(None)
         state["poll_flash"] = ("info", "poll_closed_teacher", {"code": code})
 
 
@@ -166,9 +168,10 @@ def teacher_view(code: str) -> None:
         st.caption(tr("poll_code_caption"))
         with st.container(key="poll_code"):
             st.markdown(f"# {code}")  # from the store's own alphabet: no user text
-        link = f"{page_url()}?{CLASS_PARAM}={code}&lang={lang()}"
+        link = share_link()  # ?class=…&lang=…, at an address phones can open
         st.caption(tr("poll_join_link"))
         st.code(link, language=None)
+        address_warning()
     with right:
         st.image(qr_png(link, scale=8), caption=tr("poll_qr_caption"), width=260)
     number = info.question.number if info and info.question else 0

@@ -21,7 +21,15 @@ from attention_core.pipeline import analyze
 from attention_core.poll import SQLiteStore
 from attention_core.quiz import QuizRound, QuizSource
 from attention_core.settings import Settings
-from tests.apptest_helpers import chart, decode, md_unescape, open_after_first_run, texts
+from tests.apptest_helpers import (
+    APP,
+    TIMEOUT,
+    chart,
+    decode,
+    md_unescape,
+    open_after_first_run,
+    texts,
+)
 from ui.classroom import question_for
 from ui.common import md_escape
 
@@ -222,3 +230,46 @@ def test_a_student_joins_by_typing_the_code(db: Path) -> None:
     assert student.query_params["class"] in (code, [code])
     assert len(_answer_buttons(student)) == len(SQLiteStore(db).info(code).question.options)
     assert SQLiteStore(db).info(code, with_names=True).names == ("Bea",)
+
+
+def test_the_join_link_and_both_qr_codes_give_phones_the_lan_address_and_the_code(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A teacher on http://localhost:8501 (the app on the laptop): the join link, its QR
+    code and presenter mode's corner QR code all say the LAN address and the class code."""
+    import io
+    from urllib.parse import parse_qs, urlsplit
+
+    import ui.address
+    import ui.presenter
+
+    zxingcpp = pytest.importorskip("zxingcpp")
+    from PIL import Image
+
+    drawn: list[bytes] = []  # every QR code the run drew, as PNG
+
+    def recording_qr(text: str, **kwargs: int) -> bytes:
+        drawn.append(real_qr(text, **kwargs))
+        return drawn[-1]
+
+    real_qr = ui.presenter.qr_png
+    monkeypatch.setattr(ui.presenter, "qr_png", recording_qr)
+    monkeypatch.setattr(ui.address, "lan_addresses", lambda: ["192.168.1.20"])
+    monkeypatch.delenv("ATTENTION_STUDIO_PUBLIC_URL", raising=False)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["present"] = "1"
+    at.context = {"url": "http://localhost:8501/classroom"}
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    drawn.clear()
+    at.button(key="poll_open").click().run()
+    assert not at.exception, at.exception
+    code = at.session_state["poll_teacher"][0]
+    (link,) = [c.value for c in at.code]
+    assert link == f"http://192.168.1.20:8501/classroom?class={code}&lang=en"
+    decoded = [r.text for png in drawn for r in zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))]
+    assert decoded == [link, link]  # the class's QR code and the presenter corner's
+    assert parse_qs(urlsplit(at.session_state["_presenter_link"]).query)["class"] == [code]
+    at.button(key="poll_close").click().run()  # closed: the corner links the view again
+    assert "class" not in parse_qs(urlsplit(at.session_state["_presenter_link"]).query)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -76,3 +77,56 @@ def test_off_means_off() -> None:
     at.run()
     assert not at.exception
     assert not _presenting(at)
+
+
+@pytest.fixture
+def lan(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The machine has one LAN address (ui.address reads the interfaces)."""
+    import ui.address
+
+    monkeypatch.setattr(ui.address, "lan_addresses", lambda: ["192.168.1.20"])
+    monkeypatch.delenv("ATTENTION_STUDIO_PUBLIC_URL", raising=False)
+    return "192.168.1.20"
+
+
+@pytest.fixture
+def listen_on_localhost() -> Iterator[None]:
+    """`streamlit run app.py --server.address localhost`."""
+    from streamlit import config
+
+    before = config.get_option("server.address")
+    config.set_option("server.address", "localhost")
+    yield
+    config.set_option("server.address", before)
+
+
+def _presenter_link_from(url: str) -> tuple[AppTest, str]:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"present": "1", "text": "中和有一個永和路"})
+    at.context = {"url": url}
+    at.run()
+    assert not at.exception
+    (decoded,) = _decode(qr_png(at.session_state["_presenter_link"]))
+    return at, decoded
+
+
+def test_a_teacher_on_localhost_gets_a_qr_code_of_the_lan_address(lan: str) -> None:
+    at, decoded = _presenter_link_from("http://localhost:8501/")
+    parts = urlsplit(decoded)
+    assert (parts.scheme, parts.netloc, parts.path) == ("http", f"{lan}:8501", "/")
+    assert parse_qs(parts.query)["text"] == ["中和有一個永和路"]
+    assert not at.warning  # a phone can open it: nothing to warn about
+
+
+def test_a_localhost_only_server_warns_with_the_command_that_fixes_it(
+    lan: str, listen_on_localhost: None
+) -> None:
+    at, decoded = _presenter_link_from("http://localhost:8501/")
+    assert urlsplit(decoded).netloc == "localhost:8501"  # the only address there is
+    from attention_core.i18n import t
+
+    assert t("address_loopback_only", "en") in [w.value for w in at.warning]
+    assert any(t("address_corner_short", "en") in c.value for c in at.caption)
+    at.session_state["lang"] = "zh-TW"
+    at.run()
+    assert t("address_loopback_only", "zh-TW") in [w.value for w in at.warning]

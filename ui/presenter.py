@@ -21,29 +21,31 @@ QR codes are drawn here by segno (https://segno.readthedocs.io), no web service.
 from __future__ import annotations
 
 import io
-import os
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit
 
 import segno
 import streamlit as st
 
-from ui.common import tr
+from ui.address import served_base
+from ui.common import lang, tr
 
 __all__ = [
     "PRESENT_PARAM",
+    "address_warning",
     "arrow_keys",
     "in_presenter_mode",
     "page_url",
     "presenter_mode",
     "qr_png",
+    "set_share_query",
     "share_link",
 ]
 
 PRESENT_PARAM = "present"
-PUBLIC_URL_ENV = "ATTENTION_STUDIO_PUBLIC_URL"  # e.g. https://studio.school.example/
 _STATE = "_presenter"
+_SHARE = "_share_query"  # {url_path: query}: pages whose share link is not the settings
 _KEYS_COMPONENT = "attention_studio_presenter_keys"
 
 # Chart sizing is done here, by CSS and by re-laying out Plotly's own height, so that
@@ -158,29 +160,53 @@ def _set(on: bool) -> None:
         st.query_params.pop(PRESENT_PARAM, None)
 
 
+def _url_path(page: Any | None) -> str:
+    """`page`'s path below the app's root; the page being shown when None (the browser's
+    path without server.baseUrlPath)."""
+    if page is not None:
+        return str(getattr(page, "url_path", "") or "")
+    prefix = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    path = urlsplit(st.context.url or "").path.strip("/")
+    if prefix and (path == prefix or path.startswith(f"{prefix}/")):
+        path = path[len(prefix) :].strip("/")
+    return path
+
+
 def page_url(page: Any | None = None) -> str:
-    """The absolute URL of `page` (an st.Page; the page being shown when None), no query.
-
-    From the browser's own address (st.context.url), so it is right behind nginx, or from
-    ATTENTION_STUDIO_PUBLIC_URL when set (a proxy that rewrites the host); in a test
-    without a browser, http://localhost:8501/."""
-    public = os.environ.get(PUBLIC_URL_ENV, "").strip()
-    seen = urlsplit(public or st.context.url or "http://localhost:8501/")
-    if page is None and not public:
-        return urlunsplit((seen.scheme, seen.netloc, seen.path, "", ""))
-    if public:
-        base = seen.path
-    else:  # the app's root: the server's baseUrlPath, without the current page's path
-        prefix = str(st.get_option("server.baseUrlPath") or "").strip("/")
-        base = f"/{prefix}" if prefix else ""
-    url_path = str(getattr(page, "url_path", "") or "")
-    return urlunsplit((seen.scheme, seen.netloc, f"{base.rstrip('/')}/{url_path}", "", ""))
+    """The absolute URL of `page` (an st.Page; the page being shown when None), no query,
+    at an address a student's phone can open (ui.address: a public URL, the LAN address,
+    or the browser's own address, with `address_warning` when no phone can open it)."""
+    return f"{served_base().base}/{_url_path(page)}"
 
 
-def share_link(page: Any | None = None, **extra: str) -> str:
-    """The link that reproduces this view (every URL parameter but `present`)."""
-    params = {k: v for k, v in st.query_params.to_dict().items() if k != PRESENT_PARAM}
-    params.update(extra)
+def address_warning() -> None:
+    """A warning with the fix, when no student's phone can open the share links."""
+    problem = served_base().problem
+    if problem:
+        st.warning(tr(problem), icon=":material/wifi_off:")
+
+
+def set_share_query(query: dict[str, str] | None) -> None:
+    """Links to the page being shown (its presenter QR code too) carry `query` and the
+    interface language instead of the view's settings; None: the settings again. The
+    Classroom page while a class is open: the class's join link."""
+    own = dict(st.session_state.get(_SHARE, {}))
+    url_path = _url_path(None)
+    if query is None:
+        own.pop(url_path, None)
+    else:
+        own[url_path] = dict(query)
+    st.session_state[_SHARE] = own
+
+
+def share_link(page: Any | None = None) -> str:
+    """The link that reproduces this view (every URL parameter but `present`), or the
+    page's own link (`set_share_query`)."""
+    own = st.session_state.get(_SHARE, {}).get(_url_path(page))
+    if own is None:
+        params = {k: v for k, v in st.query_params.to_dict().items() if k != PRESENT_PARAM}
+    else:
+        params = {**own, "lang": lang()}
     query = urlencode(params)
     return page_url(page) + (f"?{query}" if query else "")
 
@@ -216,10 +242,13 @@ def presenter_mode(page: Any | None = None) -> None:
     if st.query_params.get(PRESENT_PARAM) != "1":
         st.query_params[PRESENT_PARAM] = "1"  # a page switch cleared it
     st.html(_CSS)
+    address_warning()
     with st.container(key="presenter_corner"):
         link = share_link(page)
         state["_presenter_link"] = link  # what the QR code says (tests read it)
         st.image(qr_png(link), caption=tr("presenter_qr_caption"))
+        if served_base().problem:
+            st.caption(f":material/wifi_off: {tr('address_corner_short')}")
         st.button(
             tr("presenter_leave"),
             key="presenter_leave",
