@@ -18,18 +18,7 @@ import pytest
 import torch
 
 from attention_core.attention import MultiHeadAttention
-from attention_core.train import (
-    TASKS,
-    build_model,
-    default_config,
-    evaluate,
-    fit,
-    is_held_out,
-    sample_sequences,
-    target_positions,
-    task_outputs,
-    train,
-)
+from attention_core.train import TASKS, build_model, default_config, evaluate, fit, train
 from attention_core.train.induction import (
     INDUCTION_THRESHOLD,
     PREVIOUS_TOKEN_THRESHOLD,
@@ -47,6 +36,7 @@ from attention_core.train.live import (
     single_thread,
 )
 from attention_core.train.model import STEP0_ROW_MAX
+from attention_core.train.tasks import is_held_out, sample_sequences, target_positions, task_outputs
 
 CONFIG = default_config("induction")
 CHANCE = 1 / CONFIG.vocab_size  # 1/16: guessing a token

@@ -27,7 +27,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_core.compare import diverging_limit
-from attention_core.figures.heads import ColourScale, colour_scale, matrix_figure
+from attention_core.figures.matrix import matrix_figure
+from attention_core.figures.scales import ColourScale, colour_bar, colour_scale
 from attention_core.figures.style import FONT, tick_angle
 from attention_core.figures.text import literal, literals
 
@@ -161,8 +162,8 @@ def model_view(
 def model_view_colours(
     view: ModelView, scale: str = "absolute", *, zmin: float = 0.0, zmax: float = 1.0
 ) -> ColourScale:
-    """The colour scale `scale` (`figures.heads.SCALES`) of a tiled model view: ONE colour
-    axis for the whole heatmap (it is one trace), built by `figures.heads.colour_scale`.
+    """The colour scale `scale` (`figures.scales.SCALES`) of a tiled model view: ONE colour
+    axis for the whole heatmap (it is one trace), built by `figures.scales.colour_scale`.
 
     - absolute: zmin … zmax (0 … 1);
     - relative: 0 … RELATIVE_MAX / n, 1/n (white) in the middle, n being the view's tokens
@@ -216,13 +217,7 @@ def plot_model_view(
         colorscale=colorscale or colours.colorscale,
         hoverongaps=False,
         hovertemplate="%{y} → %{x}: %{z:.3f}<extra></extra>",
-        colorbar={
-            "title": {"text": literal(colorbar_title)},
-            "thickness": 14,
-            "tickmode": "array",
-            "tickvals": colours.tickvals,
-            "ticktext": colours.ticktext,
-        },
+        colorbar=colour_bar(colours, colorbar_title),
     )
     # one tick per head (across) and per layer (down), at the centre of its panels; the
     # NaN gaps between panels stay transparent

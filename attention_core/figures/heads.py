@@ -1,10 +1,10 @@
 """The main view: one heatmap per head, heads side by side, one colour scale of three.
 
-Colours (`colour_scale`): absolute 0…1; relative to an even share (weight × n, diverging
-around 1, the default: an untrained head's weights all lie near 1/n); per-head contrast.
-The z values are the weights under every scale, so hover always reads the absolute weight.
-How many panels in a row, how large, which tokens get a label and whether cells carry
-numbers is the one rule of `figures.layout`, which `matrix_figure` follows too.
+Colours are one of the three scales of `figures.scales` (relative to an even share, the
+default; absolute 0…1; per-head contrast), with the weights as z under every scale, so
+hover always reads the absolute weight. How many panels in a row, how large, which tokens
+get a label and whether cells carry numbers is the one rule of `figures.layout`, which
+`figures.matrix.matrix_figure` (single matrices, `plot_matrix`) follows too.
 
 Rows are queries, columns are keys, both labelled `index:token` (Plotly merges equal
 category labels, so the index keeps repeated tokens apart). Every text reaches Plotly through
@@ -22,33 +22,43 @@ grid too large to send as numbers (`IMAGE_CELLS`) is sent as pictures: each pane
 a palette PNG of its colours (1 byte per cell before compression instead of 4), no larger
 than the panel's pixels, drawn as a layout image, except the `exact` panels, which stay
 heatmaps whose hover reads the exact weight.
+
+The scales (`colour_scale`, `SCALES`, ...) and `plot_matrix` / `matrix_figure` are
+importable from here too, where the pages have always found them.
 """
 
 from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import plotly.colors
 import plotly.graph_objects as go
 
 from attention_core.figures.layout import (
-    CELL_NUMBER_PX,
     LABEL_CHARS_MAX,
     NOMINAL_WIDTH_PX,
     PanelLayout,
     axis_ticks,
     panel_layout,
-    tick_plan,
 )
+from attention_core.figures.matrix import matrix_figure, plot_matrix
 from attention_core.figures.png import colour_indices, palette_png
 from attention_core.figures.png import palette as sampled_palette
-from attention_core.figures.style import FONT, matrix_axes
-from attention_core.figures.text import literal, literals
+from attention_core.figures.scales import (
+    DEFAULT_SCALE,
+    RELATIVE_MAX,
+    SCALES,
+    ColourScale,
+    colour_bar,
+    colour_scale,
+    colour_stops,
+)
+from attention_core.figures.style import FONT
+from attention_core.figures.text import literals
 
 __all__ = [
     "CELL_TEXT_MAX",
@@ -56,6 +66,7 @@ __all__ = [
     "IMAGE_CELLS",
     "LABEL_CHARS_MAX",
     "PICTURE_LEVELS",
+    "RELATIVE_MAX",
     "SCALES",
     "ColourScale",
     "HeadGrid",
@@ -68,13 +79,6 @@ __all__ = [
 ]
 
 CELL_TEXT_MAX = 12  # the quiz offers one radio button per token up to this many tokens
-COLORSCALE = "Blues"
-RELATIVE_COLORSCALE = "RdBu_r"  # blue: less than an even share, white: even, red: more
-RELATIVE_MAX = 2.0  # the relative scale runs 0 … 2 × the even share, 1 × in the middle
-SCALES = ("relative", "absolute", "contrast")
-# Relative by default: an untrained head's weights all lie near 1/n, a few percent of a
-# 0…1 scale (a white picture), but spread over most of 0…2 × 1/n (tests/test_figures_heads.py)
-DEFAULT_SCALE = "relative"
 # Above this many cells in one grid (n² × panels) the panels other than `exact` ones are sent
 # as pictures. 2^19 cells are 2.8 MB of base64 float32: measured in bench/, a typed update
 # of a 512-token grid of 4 heatmaps (5.6 MB) cost more browser CPU than 12 heads as pictures.
@@ -90,9 +94,7 @@ PICTURE_LEVELS = 17
 TITLE_PX = 24  # room above each panel for its title
 ROW_GAP_PX = 8  # between a panel and the title below it when no labels are in between
 NO_TICKS = {"showticklabels": False, "ticks": ""}
-COLORBAR_PX = 90  # a colour bar and its tick labels, right of a single matrix
 COLORBAR_LEN_PX = 360  # a head grid's colour bar is at most this long
-MATRIX_MAX_PX = 640  # a square matrix is drawn no taller than this
 
 
 @dataclass(frozen=True)
@@ -123,58 +125,6 @@ def head_grid(
         panels = np.concatenate([panels, panels.mean(0, keepdims=True)])  # (P + 1, n, n)
         titles.append(mean_title)
     return HeadGrid(np.ascontiguousarray(panels), titles, list(labels))
-
-
-@dataclass(frozen=True)
-class ColourScale:
-    """How weights map to colours: the same z (the weights) under every scale, so hover
-    always reads the absolute weight; only the colour limits and the colour bar change.
-
-    `limits` holds (zmin, zmax) per panel: one pair shared by all panels, except under
-    "contrast", where every panel runs from 0 to its own largest weight.
-    """
-
-    kind: str
-    colorscale: str
-    limits: list[tuple[float, float]]  # (P,) pairs
-    tickvals: list[float]  # colour bar ticks, on the first panel's limits
-    ticktext: list[str]
-
-    @property
-    def shared(self) -> bool:
-        return len(set(self.limits)) <= 1
-
-
-def colour_scale(
-    kind: str, matrices: np.ndarray, *, zmin: float = 0.0, zmax: float = 1.0
-) -> ColourScale:
-    """The colour scale `kind` (one of SCALES) for panels `matrices` (P, n, n).
-
-    - absolute: zmin … zmax (0 … 1), the weights as they are;
-    - relative: weight × n from 0 to RELATIVE_MAX, diverging around 1 = "attends evenly"
-      (weight 1/n); what lies above RELATIVE_MAX × 1/n gets the darkest colour;
-    - contrast: each panel from 0 to its own largest weight (colour bar in % of it).
-    """
-    m = np.asarray(matrices, dtype=np.float32)
-    P = m.shape[0] if m.ndim == 3 else 1
-    n = m.shape[-1] if m.ndim >= 2 else 0
-    if kind == "relative" and n > 0:
-        top = RELATIVE_MAX / n
-        ticks = [0.0, 0.5, 1.0, 1.5, 2.0]
-        texts = ["0", "½×", "1×", "1½×", f"≥ {RELATIVE_MAX:g}×"]
-        return ColourScale(
-            kind, RELATIVE_COLORSCALE, [(0.0, top)] * P, [t / n for t in ticks], texts
-        )
-    if kind == "contrast" and m.size:
-        peaks = np.nan_to_num(m.reshape(P, -1).max(-1), nan=1.0)  # (P,)
-        limits = [(0.0, float(p) if p > 0 else 1.0) for p in peaks]
-        top = limits[0][1]
-        return ColourScale(kind, COLORSCALE, limits, [0.0, top / 2, top], ["0", "50 %", "100 %"])
-    if kind not in SCALES:
-        raise ValueError(f"unknown colour scale {kind!r}; choose one of {', '.join(SCALES)}")
-    step = (zmax - zmin) / 4
-    ticks = [zmin + i * step for i in range(5)]
-    return ColourScale("absolute", COLORSCALE, [(zmin, zmax)] * P, ticks, [f"{t:g}" for t in ticks])
 
 
 def _heatmap_trace(
@@ -308,8 +258,7 @@ def plot_heads(
     cols, rows, panel, ticks = plan.cols, plan.rows, plan.panel_px, plan.ticks
     colours = colour_scale(scale, grid.matrices, zmin=zmin, zmax=zmax)
     colorscale = colorscale or colours.colorscale
-    # a named scale as its stops: the figure skips Plotly's validation, which would do this
-    stops = plotly.colors.get_colorscale(colorscale) if isinstance(colorscale, str) else colorscale
+    stops = colour_stops(colorscale)  # the figure skips Plotly's validation, which does this
     categories = literals(grid.labels)  # what Plotly gets: shown literally
     names = literals(grid.titles)
     pictures = n * n * P > IMAGE_CELLS
@@ -436,18 +385,15 @@ def plot_heads(
             "cmax": hi,
             "showscale": p == 0,
         }
-    colour_axes["coloraxis"]["colorbar"] = {
-        "title": {"text": literal(colorbar_title)},
-        "thickness": 14,
+    colour_axes["coloraxis"]["colorbar"] = colour_bar(
+        colours,
+        colorbar_title,
         # beside the first row, not the whole height: a tall grid would stretch its ticks
-        "lenmode": "pixels",
-        "len": max(120, min(height - 40, COLORBAR_LEN_PX)),
-        "yanchor": "top",
-        "y": 1.0,
-        "tickmode": "array",
-        "tickvals": colours.tickvals,
-        "ticktext": colours.ticktext,
-    }
+        lenmode="pixels",
+        len=max(120, min(height - 40, COLORBAR_LEN_PX)),
+        yanchor="top",
+        y=1.0,
+    )
     layout.update(
         **colour_axes,
         annotations=titles,
@@ -466,114 +412,3 @@ def plot_heads(
     # the dicts above follow Plotly's schema, and tests/test_figures_heads.py checks that
     # the validated figure is the same.
     return go.Figure(data=traces, layout=layout, _validate=False)
-
-
-def plot_matrix(
-    matrix: np.ndarray,
-    row_labels: Sequence[str],
-    col_labels: Sequence[str],
-    *,
-    title: str = "",
-    colorscale: str = "RdBu",
-    zmid: float | None = 0.0,
-    zmin: float | None = None,
-    zmax: float | None = None,
-    text: bool | None = None,
-    height: int | None = None,
-    width_px: float = NOMINAL_WIDTH_PX,
-) -> go.Figure:
-    """Any labelled matrix (Q, K, V, scores, differences) as one heatmap; rows top-down.
-
-    Labelled by the rule of `figures.layout` for a chart `width_px` wide: tick labels that
-    fit, numbers in the cells only where a cell holds them (`text=None`; hover keeps them),
-    and a matrix of tokens against the same tokens (n × n) drawn with square cells.
-    Labels and title are drawn literally (escaped once here).
-    """
-    shown_title = literal(title)
-    m = np.asarray(matrix, dtype=np.float32)
-    if m.ndim != 2 or m.size == 0:
-        return go.Figure(layout={"height": 120, "title": {"text": shown_title}})
-    rows, cols = m.shape
-    square = rows == cols and list(row_labels) == list(col_labels)
-    top_px = 60 if title else 30
-    y_margin = tick_plan(row_labels, 28.0 * rows).margin_px
-    plot_w = max(60.0, width_px - y_margin - COLORBAR_PX)
-    cell_w = plot_w / cols
-    if square:
-        cell_h = cell_w = min(cell_w, (MATRIX_MAX_PX - top_px) / rows)
-    else:
-        cell_h = (min(640, max(220, 40 + 28 * rows)) - top_px - 10) / rows
-    x_plan = tick_plan(col_labels, cell_w * cols)
-    if height is None:
-        height = int(top_px + x_plan.band_px + cell_h * rows + 10) if square else None
-        height = height or max(220, min(640, 40 + 28 * rows))
-    show_text = (cell_w >= CELL_NUMBER_PX and cell_h >= 16) if text is None else text
-    fig = matrix_figure(
-        m,
-        literals(col_labels),
-        literals(row_labels),
-        title=shown_title,
-        height=height,
-        top_px=top_px + (x_plan.band_px if x_plan.shown else 0),
-        cell_text="%{z:.2f}" if show_text else None,
-        axes={"square": square, "top": True},
-        colorscale=colorscale,
-        zmid=zmid if zmin is None and zmax is None else None,
-        zmin=zmin,
-        zmax=zmax,
-        hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>",
-        width_px=width_px,
-    )
-    return fig
-
-
-def matrix_figure(
-    z: np.ndarray,
-    x: Sequence[str],
-    y: Sequence[str],
-    *,
-    title: str,
-    height: int,
-    top_px: int,
-    cell_text: str | None = None,
-    gaps: bool | None = None,
-    axes: Mapping[str, Any] | None = None,
-    width_px: float = NOMINAL_WIDTH_PX,
-    **heatmap: Any,
-) -> go.Figure:
-    """One (rows, cols) matrix as one heatmap in the frame every single-matrix figure
-    shares: category axes as `style.matrix_axes(**axes)` (row 0 on top), the house font,
-    10 px margins but `top_px` above, `height` pixels in all, tick labels by the one rule
-    of `figures.layout` for a chart `width_px` wide (callers with ticks of their own, like
-    the model view, set them afterwards).
-
-    `x`, `y` and `title` come escaped (`literal`). `cell_text` is the texttemplate written
-    into every cell (None: none); cells are parted by 1 px gaps where they carry text,
-    unless `gaps` says otherwise. `heatmap` holds the rest of the go.Heatmap: colour
-    scale and limits, hover, colour bar, custom data.
-    """
-    gap = int(bool(cell_text) if gaps is None else gaps)
-    trace = go.Heatmap(z=z, x=x, y=y, xgap=gap, ygap=gap, **heatmap)
-    if cell_text:
-        trace.update(texttemplate=cell_text, textfont={"size": 10})
-    fig = go.Figure(trace)
-    matrix_axes(fig, **(axes or {}))
-    fig.update_layout(
-        title={"text": title},
-        height=height,
-        margin={"l": 10, "r": 10, "t": top_px, "b": 10},
-        font=FONT,
-    )
-    raw_x, raw_y = [_unescape(v) for v in x], [_unescape(v) for v in y]
-    y_len = max(40.0, height - top_px - 20)
-    x_len = max(40.0, width_px - tick_plan(raw_y, y_len).margin_px - COLORBAR_PX)
-    if (axes or {}).get("square", True):
-        x_len = y_len = min(x_len, y_len)
-    fig.update_xaxes(**axis_ticks(tick_plan(raw_x, x_len), list(x), "x"))
-    fig.update_yaxes(**axis_ticks(tick_plan(raw_y, y_len), list(y), "y"))
-    return fig
-
-
-def _unescape(text: str) -> str:
-    """The raw text of an escaped label (`literal` undone), to measure and cut it."""
-    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")

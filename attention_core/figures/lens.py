@@ -122,11 +122,33 @@ def plot_neuron_view(
     return fig
 
 
-def _grid_labels(num_layers: int, num_heads: int, layer: str, head: str) -> tuple[list, list]:
-    return (
-        literals(head.format(i=h) for h in range(num_heads)),
-        literals(layer.format(l=ly) for ly in range(num_layers)),
+def _layer_head_figure(
+    values: np.ndarray,
+    *,
+    layer_title: str,
+    head_title: str,
+    colorbar_title: str,
+    hover: str,
+    **heatmap: Any,
+) -> go.Figure:
+    """(L, H) values as a layer × head heatmap: heads across (labels on top), layers down,
+    1 px gaps, a row of cells 34 px tall. `heatmap` holds the colours and custom data."""
+    L, H = values.shape
+    fig = go.Figure(
+        go.Heatmap(
+            z=values,
+            x=literals(head_title.format(i=h) for h in range(H)),
+            y=literals(layer_title.format(l=ly) for ly in range(L)),
+            hovertemplate=hover,
+            colorbar={"title": {"text": literal(colorbar_title)}, "thickness": 12},
+            xgap=1,
+            ygap=1,
+            **heatmap,
+        )
     )
+    matrix_axes(fig, square=False, top=True)
+    fig.update_layout(height=40 + 34 * L, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    return fig
 
 
 def plot_effect_grid(
@@ -142,22 +164,18 @@ def plot_effect_grid(
     e = np.asarray(effects, dtype=np.float64)
     if e.ndim != 2:
         raise ValueError(f"effects must have shape (L, H), got {e.shape}")
-    x, y = _grid_labels(*e.shape, layer_title, head_title)
-    fig = go.Figure(
-        go.Heatmap(
-            z=e,
-            x=x,
-            y=y,
-            colorscale="Reds",
-            zmin=0.0,
-            hovertemplate=hover,
-            colorbar={"title": {"text": literal(colorbar_title)}, "thickness": 12},
-            xgap=1,
-            ygap=1,
-        )
+    fig = _layer_head_figure(
+        e,
+        layer_title=layer_title,
+        head_title=head_title,
+        colorbar_title=colorbar_title,
+        hover=hover,
+        colorscale="Reds",
+        zmin=0.0,
     )
     marks = [(layer, head) for layer, head in knocked if 0 <= layer < e.shape[0]]
     if marks:
+        x, y = fig.data[0].x, fig.data[0].y  # the head and layer labels, escaped
         fig.add_trace(
             go.Scatter(
                 x=[x[h] for _, h in marks],
@@ -169,8 +187,6 @@ def plot_effect_grid(
                 showlegend=False,
             )
         )
-    matrix_axes(fig, square=False, top=True)
-    fig.update_layout(height=40 + 34 * e.shape[0], margin={"l": 10, "r": 10, "t": 40, "b": 10})
     return fig
 
 
@@ -221,25 +237,20 @@ def plot_sinks(
     m = np.asarray(mass, dtype=np.float64)
     if m.ndim != 2:
         raise ValueError(f"mass must have shape (L, H), got {m.shape}")
-    x, y = _grid_labels(*m.shape, layer_title, head_title)
-    trace: dict[str, Any] = {
-        "z": m,
-        "x": x,
-        "y": y,
-        "zmin": 0.0,
-        "zmax": 1.0,
-        "colorscale": "Blues",
-        "hovertemplate": hover,
-        "colorbar": {"title": {"text": literal(colorbar_title)}, "thickness": 12},
-        "xgap": 1,
-        "ygap": 1,
-    }
+    extra: dict[str, Any] = {}
     if custom is not None:
-        trace["customdata"] = np.asarray(custom, dtype=np.float64)
-    fig = go.Figure(go.Heatmap(**trace))
-    matrix_axes(fig, square=False, top=True)
-    fig.update_layout(height=40 + 34 * m.shape[0], margin={"l": 10, "r": 10, "t": 40, "b": 10})
-    return fig
+        extra["customdata"] = np.asarray(custom, dtype=np.float64)
+    return _layer_head_figure(
+        m,
+        layer_title=layer_title,
+        head_title=head_title,
+        colorbar_title=colorbar_title,
+        hover=hover,
+        zmin=0.0,
+        zmax=1.0,
+        colorscale="Blues",
+        **extra,
+    )
 
 
 def plot_row_pair(

@@ -1,8 +1,8 @@
 """Figures for masks: a boolean mask as a two-colour grid, and a padded sentence's weights
 with the padded query rows greyed out.
 
-Plain NumPy data in, `go.Figure` out (no torch, no streamlit), like figures/heads.py; all
-text is drawn literally (`figures.text.literal`, once per builder).
+Plain NumPy data in, `go.Figure` out (no torch, no streamlit), like figures/heads.py and
+figures/matrix.py; all text is drawn literally (`figures.text.literal`, once per builder).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attention_core.figures.heads import CELL_TEXT_MAX, matrix_figure, plot_matrix
+from attention_core.figures.heads import CELL_TEXT_MAX
+from attention_core.figures.matrix import matrix_figure, plot_matrix
 from attention_core.figures.style import FONT, tick_angle
 from attention_core.figures.text import literal, literals
 

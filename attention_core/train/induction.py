@@ -56,13 +56,8 @@ import torch
 from torch import Tensor, nn
 
 from attention_core.attention import MultiHeadAttention, build_attention, causal_mask
-from attention_core.train.tasks import (
-    _INIT_STREAM,
-    TASKS,
-    TrainConfig,
-    sample_sequences,
-    task_outputs,
-)
+from attention_core.train.embed import embed, init_weights, new_embeddings
+from attention_core.train.tasks import TASKS, TrainConfig, sample_sequences, task_outputs
 
 __all__ = [
     "INDUCTION_THRESHOLD",
@@ -95,10 +90,8 @@ class InductionModel(nn.Module):
             raise ValueError(f"InductionModel is for 2-layer tasks, not {config.task!r}")
         self.config = config
         C, n = config.embed_dim, config.seq_len
-        position_dim = C // 2
         with torch.random.fork_rng(devices=[]):  # module creation draws from the global RNG
-            self.token_embedding = nn.Embedding(config.vocab_size, C - position_dim)
-            self.position_embedding = nn.Embedding(n, position_dim)
+            self.token_embedding, self.position_embedding = new_embeddings(config)
             self.unembed = nn.Linear(C, config.vocab_size)
             self.layers = nn.ModuleList(
                 [
@@ -106,29 +99,13 @@ class InductionModel(nn.Module):
                     build_attention("multi", C, 1, seed=config.seed + 1),
                 ]
             )
-        init_seed = np.random.default_rng([_INIT_STREAM, config.seed]).integers(2**63)
-        gen = torch.Generator().manual_seed(int(init_seed))
-        bound = 1.0 / C**0.5
-        with torch.no_grad():
-            std = config.embed_init_std
-            nn.init.normal_(self.token_embedding.weight, std=std, generator=gen)
-            nn.init.normal_(self.position_embedding.weight, std=std, generator=gen)
-            nn.init.uniform_(self.unembed.weight, -bound, bound, generator=gen)
-            nn.init.uniform_(self.unembed.bias, -bound, bound, generator=gen)
+        init_weights(config, self.token_embedding, self.position_embedding, self.unembed)
         self.register_buffer("mask", causal_mask(n), persistent=False)  # (n, n)
         self.train()
 
     def embed(self, tokens: Tensor) -> Tensor:
         """tokens (B, n) → x0 (B, n, C): token and position embedding side by side."""
-        cfg = self.config
-        if tokens.dim() != 2 or tokens.shape[1] != cfg.seq_len:
-            raise ValueError(
-                f"tokens must have shape (batch, seq_len={cfg.seq_len}), got {tuple(tokens.shape)}"
-            )
-        B, n = tokens.shape
-        what = self.token_embedding(tokens)  # (B, n, C - C//2)
-        where = self.position_embedding.weight.expand(B, n, -1)  # (B, n, C//2)
-        return torch.cat([what, where], dim=-1)  # (B, n, C)
+        return embed(tokens, self.token_embedding, self.position_embedding)
 
     def forward(self, tokens: Tensor, *, knock_out: Sequence[int] = ()) -> tuple[Tensor, Tensor]:
         """tokens (B, n) → logits (B, n, V), weights (B, H + 1, n, n).

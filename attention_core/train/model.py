@@ -36,13 +36,13 @@ Shape legend: B batch, n seq_len, C embed_dim, H num_heads, K output classes.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from torch import Tensor, nn
 
 from attention_core.attention import build_attention
+from attention_core.train.embed import embed, init_weights, new_embeddings
 from attention_core.train.induction import InductionModel
-from attention_core.train.tasks import _INIT_STREAM, TASKS, TrainConfig, attention_mask
+from attention_core.train.tasks import TASKS, TrainConfig, attention_mask
 
 __all__ = ["QUERY_INIT_SCALE", "STEP0_ROW_MAX", "ToyAttentionModel", "build_model"]
 
@@ -60,31 +60,19 @@ class ToyAttentionModel(nn.Module):
         super().__init__()
         config.validate()
         self.config = config
-        C, n = config.embed_dim, config.seq_len
-        position_dim = C // 2
+        C = config.embed_dim
         with torch.random.fork_rng(devices=[]):
             # Creating nn.Embedding/nn.Linear (here and inside build_attention) draws a
             # default init from the global RNG; the fork gives the caller its state back.
-            self.token_embedding = nn.Embedding(config.vocab_size, C - position_dim)
-            self.position_embedding = nn.Embedding(n, position_dim)
+            self.token_embedding, self.position_embedding = new_embeddings(config)
             self.readout = nn.Linear(C, config.num_classes)
             kind = "single" if config.num_heads == 1 else "multi"
             self.attention = build_attention(kind, C, config.num_heads, seed=config.seed)
-        # Every weight is then drawn from private generators (build_attention has its own),
-        # so the model is a function of the config even when several callers build models
-        # in parallel threads that share the global RNG.
-        # A stream of its own: seeded with config.seed itself, it would replay the very
-        # bits build_attention draws W_q from, and correlate the embeddings with W_q.
-        init_seed = np.random.default_rng([_INIT_STREAM, config.seed]).integers(2**63)
-        gen = torch.Generator().manual_seed(int(init_seed))
-        bound = 1.0 / C**0.5  # nn.Linear's own default: U(-1/√fan_in, 1/√fan_in)
+        # Every weight is then drawn from private generators (build_attention has its own,
+        # `init_weights` the embeddings' and the read-out's), so the model is a function
+        # of the config even when several callers build models in parallel threads.
+        init_weights(config, self.token_embedding, self.position_embedding, self.readout)
         with torch.no_grad():
-            nn.init.normal_(self.token_embedding.weight, std=config.embed_init_std, generator=gen)
-            nn.init.normal_(
-                self.position_embedding.weight, std=config.embed_init_std, generator=gen
-            )
-            nn.init.uniform_(self.readout.weight, -bound, bound, generator=gen)
-            nn.init.uniform_(self.readout.bias, -bound, bound, generator=gen)
             query = self.attention.query_linear
             query.weight.mul_(QUERY_INIT_SCALE)
             if query.bias is not None:
@@ -97,15 +85,7 @@ class ToyAttentionModel(nn.Module):
     def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
         """tokens: (B, n) int64 in 0..vocab_size-1. Returns logits (B, n, K) and weights
         (B, H, n, n) (H = 1 for single-head)."""
-        cfg = self.config
-        if tokens.dim() != 2 or tokens.shape[1] != cfg.seq_len:
-            raise ValueError(
-                f"tokens must have shape (batch, seq_len={cfg.seq_len}), got {tuple(tokens.shape)}"
-            )
-        B, n = tokens.shape
-        what = self.token_embedding(tokens)  # (B, n, C - C//2)
-        where = self.position_embedding.weight.expand(B, n, -1)  # (B, n, C//2)
-        x = torch.cat([what, where], dim=-1)  # (B, n, C)
+        x = embed(tokens, self.token_embedding, self.position_embedding)  # (B, n, C)
         out, weights = self.attention(x, self.mask)  # (B, n, C), (B, H, n, n) or (B, n, n)
         if weights.dim() == 3:
             weights = weights.unsqueeze(1)  # (B, 1, n, n)

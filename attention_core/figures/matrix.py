@@ -1,0 +1,138 @@
+"""One labelled matrix as one heatmap: `plot_matrix` (Q, K, V, scores, differences) and the
+frame every single-matrix figure shares (`matrix_figure`).
+
+Rows top-down, tick labels by the one rule of `figures.layout`, the house font
+(`figures.style`). Every text reaches Plotly through `figures.text.literal`, once, at the
+entry of `plot_matrix`: tokens are what a student typed, and Plotly would otherwise read
+"<b>" or "<br>" in them as markup. Grids of heads are `figures.heads.plot_heads`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from attention_core.figures.layout import (
+    CELL_NUMBER_PX,
+    NOMINAL_WIDTH_PX,
+    _unescape,
+    axis_ticks,
+    tick_plan,
+)
+from attention_core.figures.style import FONT, matrix_axes
+from attention_core.figures.text import literal, literals
+
+__all__ = ["COLORBAR_PX", "MATRIX_MAX_PX", "matrix_figure", "plot_matrix"]
+
+COLORBAR_PX = 90  # a colour bar and its tick labels, right of a single matrix
+MATRIX_MAX_PX = 640  # a square matrix is drawn no taller than this
+
+
+def plot_matrix(
+    matrix: np.ndarray,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    title: str = "",
+    colorscale: str = "RdBu",
+    zmid: float | None = 0.0,
+    zmin: float | None = None,
+    zmax: float | None = None,
+    text: bool | None = None,
+    height: int | None = None,
+    width_px: float = NOMINAL_WIDTH_PX,
+) -> go.Figure:
+    """Any labelled matrix (Q, K, V, scores, differences) as one heatmap; rows top-down.
+
+    Labelled by the rule of `figures.layout` for a chart `width_px` wide: tick labels that
+    fit, numbers in the cells only where a cell holds them (`text=None`; hover keeps them),
+    and a matrix of tokens against the same tokens (n × n) drawn with square cells.
+    Labels and title are drawn literally (escaped once here).
+    """
+    shown_title = literal(title)
+    m = np.asarray(matrix, dtype=np.float32)
+    if m.ndim != 2 or m.size == 0:
+        return go.Figure(layout={"height": 120, "title": {"text": shown_title}})
+    rows, cols = m.shape
+    square = rows == cols and list(row_labels) == list(col_labels)
+    top_px = 60 if title else 30
+    y_margin = tick_plan(row_labels, 28.0 * rows).margin_px
+    plot_w = max(60.0, width_px - y_margin - COLORBAR_PX)
+    cell_w = plot_w / cols
+    if square:
+        cell_h = cell_w = min(cell_w, (MATRIX_MAX_PX - top_px) / rows)
+    else:
+        cell_h = (min(640, max(220, 40 + 28 * rows)) - top_px - 10) / rows
+    x_plan = tick_plan(col_labels, cell_w * cols)
+    if height is None:
+        height = int(top_px + x_plan.band_px + cell_h * rows + 10) if square else None
+        height = height or max(220, min(640, 40 + 28 * rows))
+    show_text = (cell_w >= CELL_NUMBER_PX and cell_h >= 16) if text is None else text
+    fig = matrix_figure(
+        m,
+        literals(col_labels),
+        literals(row_labels),
+        title=shown_title,
+        height=height,
+        top_px=top_px + (x_plan.band_px if x_plan.shown else 0),
+        cell_text="%{z:.2f}" if show_text else None,
+        axes={"square": square, "top": True},
+        colorscale=colorscale,
+        zmid=zmid if zmin is None and zmax is None else None,
+        zmin=zmin,
+        zmax=zmax,
+        hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>",
+        width_px=width_px,
+    )
+    return fig
+
+
+def matrix_figure(
+    z: np.ndarray,
+    x: Sequence[str],
+    y: Sequence[str],
+    *,
+    title: str,
+    height: int,
+    top_px: int,
+    cell_text: str | None = None,
+    gaps: bool | None = None,
+    axes: Mapping[str, Any] | None = None,
+    width_px: float = NOMINAL_WIDTH_PX,
+    **heatmap: Any,
+) -> go.Figure:
+    """One (rows, cols) matrix as one heatmap in the frame every single-matrix figure
+    shares: category axes as `style.matrix_axes(**axes)` (row 0 on top), the house font,
+    10 px margins but `top_px` above, `height` pixels in all, tick labels by the one rule
+    of `figures.layout` for a chart `width_px` wide (callers with ticks of their own, like
+    the model view, set them afterwards).
+
+    `x`, `y` and `title` come escaped (`literal`). `cell_text` is the texttemplate written
+    into every cell (None: none); cells are parted by 1 px gaps where they carry text,
+    unless `gaps` says otherwise. `heatmap` holds the rest of the go.Heatmap: colour
+    scale and limits, hover, colour bar, custom data.
+    """
+    gap = int(bool(cell_text) if gaps is None else gaps)
+    trace = go.Heatmap(z=z, x=x, y=y, xgap=gap, ygap=gap, **heatmap)
+    if cell_text:
+        trace.update(texttemplate=cell_text, textfont={"size": 10})
+    fig = go.Figure(trace)
+    matrix_axes(fig, **(axes or {}))
+    fig.update_layout(
+        title={"text": title},
+        height=height,
+        margin={"l": 10, "r": 10, "t": top_px, "b": 10},
+        font=FONT,
+    )
+    # the raw text of the escaped labels (`literal` undone), to measure and cut them
+    raw_x, raw_y = [_unescape(v) for v in x], [_unescape(v) for v in y]
+    y_len = max(40.0, height - top_px - 20)
+    x_len = max(40.0, width_px - tick_plan(raw_y, y_len).margin_px - COLORBAR_PX)
+    if (axes or {}).get("square", True):
+        x_len = y_len = min(x_len, y_len)
+    fig.update_xaxes(**axis_ticks(tick_plan(raw_x, x_len), list(x), "x"))
+    fig.update_yaxes(**axis_ticks(tick_plan(raw_y, y_len), list(y), "y"))
+    return fig

@@ -1,0 +1,110 @@
+"""How attention weights map to colours: the three colour scales and their colour bars.
+
+Colours (`colour_scale`): absolute 0…1; relative to an even share (weight × n, diverging
+around 1, the default: an untrained head's weights all lie near 1/n); per-head contrast.
+The z values are the weights under every scale, so hover always reads the absolute weight;
+a scale sets only the colour limits and the colour bar's ticks (`colour_bar`). Used by the
+head grid (`figures.heads.plot_heads`) and the model view (`figures.compare`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import plotly.colors
+
+from attention_core.figures.text import literal
+
+__all__ = [
+    "COLORSCALE",
+    "DEFAULT_SCALE",
+    "RELATIVE_COLORSCALE",
+    "RELATIVE_MAX",
+    "SCALES",
+    "ColourScale",
+    "colour_bar",
+    "colour_scale",
+    "colour_stops",
+]
+
+COLORSCALE = "Blues"
+RELATIVE_COLORSCALE = "RdBu_r"  # blue: less than an even share, white: even, red: more
+RELATIVE_MAX = 2.0  # the relative scale runs 0 … 2 × the even share, 1 × in the middle
+SCALES = ("relative", "absolute", "contrast")
+# Relative by default: an untrained head's weights all lie near 1/n, a few percent of a
+# 0…1 scale (a white picture), but spread over most of 0…2 × 1/n (tests/test_figures_heads.py)
+DEFAULT_SCALE = "relative"
+
+
+@dataclass(frozen=True)
+class ColourScale:
+    """How weights map to colours: the same z (the weights) under every scale, so hover
+    always reads the absolute weight; only the colour limits and the colour bar change.
+
+    `limits` holds (zmin, zmax) per panel: one pair shared by all panels, except under
+    "contrast", where every panel runs from 0 to its own largest weight.
+    """
+
+    kind: str
+    colorscale: str
+    limits: list[tuple[float, float]]  # (P,) pairs
+    tickvals: list[float]  # colour bar ticks, on the first panel's limits
+    ticktext: list[str]
+
+    @property
+    def shared(self) -> bool:
+        return len(set(self.limits)) <= 1
+
+
+def colour_scale(
+    kind: str, matrices: np.ndarray, *, zmin: float = 0.0, zmax: float = 1.0
+) -> ColourScale:
+    """The colour scale `kind` (one of SCALES) for panels `matrices` (P, n, n).
+
+    - absolute: zmin … zmax (0 … 1), the weights as they are;
+    - relative: weight × n from 0 to RELATIVE_MAX, diverging around 1 = "attends evenly"
+      (weight 1/n); what lies above RELATIVE_MAX × 1/n gets the darkest colour;
+    - contrast: each panel from 0 to its own largest weight (colour bar in % of it).
+    """
+    m = np.asarray(matrices, dtype=np.float32)
+    P = m.shape[0] if m.ndim == 3 else 1
+    n = m.shape[-1] if m.ndim >= 2 else 0
+    if kind == "relative" and n > 0:
+        top = RELATIVE_MAX / n
+        ticks = [0.0, 0.5, 1.0, 1.5, 2.0]
+        texts = ["0", "½×", "1×", "1½×", f"≥ {RELATIVE_MAX:g}×"]
+        return ColourScale(
+            kind, RELATIVE_COLORSCALE, [(0.0, top)] * P, [t / n for t in ticks], texts
+        )
+    if kind == "contrast" and m.size:
+        peaks = np.nan_to_num(m.reshape(P, -1).max(-1), nan=1.0)  # (P,)
+        limits = [(0.0, float(p) if p > 0 else 1.0) for p in peaks]
+        top = limits[0][1]
+        return ColourScale(kind, COLORSCALE, limits, [0.0, top / 2, top], ["0", "50 %", "100 %"])
+    if kind not in SCALES:
+        raise ValueError(f"unknown colour scale {kind!r}; choose one of {', '.join(SCALES)}")
+    step = (zmax - zmin) / 4
+    ticks = [zmin + i * step for i in range(5)]
+    return ColourScale("absolute", COLORSCALE, [(zmin, zmax)] * P, ticks, [f"{t:g}" for t in ticks])
+
+
+def colour_stops(colorscale: str | Sequence[Any]) -> Sequence[Any]:
+    """A named colour scale as its stops ([position, colour] pairs), other scales as they
+    are: a figure that skips Plotly's validation must do what the validation would."""
+    return plotly.colors.get_colorscale(colorscale) if isinstance(colorscale, str) else colorscale
+
+
+def colour_bar(colours: ColourScale, title: str, **place: Any) -> dict[str, Any]:
+    """The colour bar of `colours`: its ticks and their labels, `title` drawn literally
+    (escaped here), 14 px thick; `place` sizes and places it (Plotly's colorbar keys)."""
+    return {
+        "title": {"text": literal(title)},
+        "thickness": 14,
+        **place,
+        "tickmode": "array",
+        "tickvals": colours.tickvals,
+        "ticktext": colours.ticktext,
+    }

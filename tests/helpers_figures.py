@@ -1,0 +1,47 @@
+"""Shared helpers of the head-grid tests (tests/test_figures_heads.py, test_figures_pictures.py):
+peaked attention weights, `index:token` labels, and a figure read back from its JSON."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+
+from attention_core.pipeline import token_labels
+
+__all__ = ["axes_by_panel", "decode_typed", "figure_spec", "repeated_labels", "softmax_weights"]
+
+
+def softmax_weights(heads: int, n: int, *, seed: int = 0) -> np.ndarray:
+    """(H, n, n) float32 rows that sum to 1, peaked like real attention."""
+    rng = np.random.default_rng(seed)
+    scores = rng.normal(scale=3.0, size=(heads, n, n))
+    e = np.exp(scores - scores.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)).astype(np.float32)
+
+
+def repeated_labels(n: int) -> list[str]:
+    return token_labels([f"t{i % 5}" for i in range(n)])  # repeated tokens, distinct labels
+
+
+def decode_typed(array: object) -> np.ndarray:
+    assert isinstance(array, dict), "numpy arrays must travel as base64 typed arrays"
+    flat = np.frombuffer(base64.b64decode(array["bdata"]), dtype=np.dtype(array["dtype"]))
+    return flat.reshape([int(s) for s in str(array["shape"]).split(",")])
+
+
+def figure_spec(fig: go.Figure) -> dict:
+    return json.loads(fig.to_json())
+
+
+def axes_by_panel(layout: dict, letter: str) -> dict[int, dict]:
+    """Panel number (0-based) → its x or y axis."""
+    found = {}
+    for key, value in layout.items():
+        m = re.fullmatch(rf"{letter}axis(\d*)", key)
+        if m:
+            found[int(m.group(1) or 1) - 1] = value
+    return found
