@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_core.i18n import catalog
@@ -211,3 +212,12 @@ def away_and_back(at: AppTest, page: str, away: str = "pages/heatmaps.py") -> Ap
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+@pytest.fixture(autouse=True, scope="module")
+def offline() -> Iterator[None]:
+    """HF_HUB_OFFLINE=1 throughout a test module that imports this fixture (it is autouse):
+    the pages that load a pretrained model must never reach a hub."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        yield

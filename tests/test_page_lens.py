@@ -8,13 +8,12 @@ under CI (tests/availability.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import helpers_teaching
 import numpy as np
 import pytest
 import torch
-from apptest_helpers import chart, decode, md_unescape, texts
+from apptest_helpers import chart, decode, md_unescape, offline, texts  # noqa: F401 (autouse)
 from availability import needs_minilm, require_minilm
 from streamlit.testing.v1 import AppTest
 
@@ -25,13 +24,6 @@ WIDE = "The animal didn't cross the street because it was too wide."
 CHINESE = "中和有一個永和路"
 
 pytestmark = needs_minilm
-
-
-@pytest.fixture(autouse=True, scope="module")
-def offline() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        yield
 
 
 @pytest.fixture(scope="module")

@@ -11,13 +11,12 @@ as when the package is absent, and the page's model cache is cleared so it must 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import helpers_teaching
 import numpy as np
 import pytest
-from apptest_helpers import chart, decode, drawn_charts
+from apptest_helpers import chart, decode, drawn_charts, offline  # noqa: F401 (autouse)
 from availability import needs_minilm, require_minilm
 from streamlit.testing.v1 import AppTest
 
@@ -26,13 +25,6 @@ from attention_core.resources import minilm_dir
 
 ENGLISH = "The cat sat on the mat because it was tired."
 CHINESE = "中和有一個永和路"  # the article's sentence: 個 and 路 are not in MiniLM's vocabulary
-
-
-@pytest.fixture(autouse=True, scope="module")
-def offline() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        yield
 
 
 @pytest.fixture(scope="module")

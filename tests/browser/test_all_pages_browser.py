@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import assert_no_exception, open_page, screenshot, wait_for_charts
+from .checks import assert_no_exception, screenshot
+from .waits import open_page, wait_for_charts
 
 MAIN = '[data-testid="stMain"]'
 

@@ -24,21 +24,15 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from .conftest import (
-    ARTIFACTS_DIR,
-    _configure,
-    assert_no_exception,
-    collect_dialogs,
-    collect_page_errors,
-    expect_rerun,
-    open_page,
-    screenshot,
-    set_language,
-)
+from .checks import assert_no_exception, collect_dialogs, collect_page_errors, screenshot
+from .chromium import APP_TIMEOUT_MS as WAIT_MS
+from .chromium import configure as _configure
+from .server import ARTIFACTS_DIR
 from .test_readable_heatmaps_browser import labels_drawn, overlaps
+from .waits import expect_rerun, open_page
+from .widgets import set_language
 
 pytestmark = pytest.mark.browser
-WAIT_MS = 90_000
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
 SENTENCE = {"text": "the cat sat on the mat", "tokenizer": "word"}
 HOSTILE = "<img src=x onerror=alert(1)>"

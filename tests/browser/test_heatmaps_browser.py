@@ -18,19 +18,17 @@ from playwright.sync_api import Locator, Page
 
 from attention_core.i18n import t as catalog_text
 
-from .conftest import (
+from .checks import (
     alerts,
     assert_no_exception,
     collect_dialogs,
     collect_page_errors,
-    expect_rerun,
-    open_page,
     rendered_fonts,
     screenshot,
-    serve_app,
-    set_language,
-    wait_for_heatmaps,
 )
+from .server import serve_app
+from .waits import expect_rerun, open_page, wait_for_heatmaps
+from .widgets import set_language
 
 pytestmark = pytest.mark.browser
 

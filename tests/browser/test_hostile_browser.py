@@ -24,16 +24,8 @@ from attention_core.export import spreadsheet_text
 from attention_core.pipeline import token_labels
 from attention_core.tokenize import tokenize
 
-from .conftest import (
-    alerts,
-    assert_no_exception,
-    collect_dialogs,
-    collect_page_errors,
-    expect_rerun,
-    open_page,
-    screenshot,
-    wait_for_heatmaps,
-)
+from .checks import alerts, assert_no_exception, collect_dialogs, collect_page_errors, screenshot
+from .waits import expect_rerun, open_page, wait_for_heatmaps
 
 pytestmark = pytest.mark.browser
 

@@ -28,7 +28,9 @@ from playwright.sync_api import Page, expect
 
 from attention_core.i18n import glossary, t
 
-from .conftest import APP_TIMEOUT_MS, expect_rerun, open_page, screenshot
+from .checks import screenshot
+from .chromium import APP_TIMEOUT_MS
+from .waits import expect_rerun, open_page
 
 pytestmark = pytest.mark.browser
 

@@ -25,24 +25,13 @@ from attention_core.i18n import t
 from attention_core.settings import DEFAULT_TEXT
 from attention_core.tokenize import token_labels, tokenize
 
-from .conftest import (
-    LANG_LABELS,
-    ServerLog,
-    check_page,
-    edit_cell,
-    expect_rerun,
-    expected_errors,
-    main_area,
-    maybe_rerun,
-    open_page,
-    pick_option,
-    screenshot,
-    sidebar,
-    wait_for_heatmaps,
-)
+from .checks import check_page, expected_errors, screenshot
+from .chromium import APP_TIMEOUT_MS as WAIT_MS
+from .server import ServerLog
+from .waits import expect_rerun, maybe_rerun, open_page, wait_for_heatmaps
+from .widgets import LANG_LABELS, edit_cell, main_area, pick_option, sidebar
 
 pytestmark = pytest.mark.browser
-WAIT_MS = 90_000
 SENTENCE = "我愛自然語言處理，也愛注意力。"
 EXAMPLE = "貓坐在墊子上，因為它很累。"  # one of the sidebar's examples (assets/examples.json)
 DEFAULTS = {

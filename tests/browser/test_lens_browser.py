@@ -14,18 +14,9 @@ import time
 import pytest
 from playwright.sync_api import Page
 
-from .conftest import (
-    assert_no_exception,
-    collect_page_errors,
-    expect_rerun,
-    main_area,
-    open_page,
-    plotly_traces,
-    screenshot,
-    set_language,
-    wait_for_charts,
-    wait_for_heatmaps,
-)
+from .checks import assert_no_exception, collect_page_errors, screenshot
+from .waits import expect_rerun, open_page, plotly_traces, wait_for_charts, wait_for_heatmaps
+from .widgets import main_area, set_language
 
 pytestmark = pytest.mark.browser
 

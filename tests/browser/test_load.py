@@ -44,8 +44,10 @@ import pytest
 from attention_core.pipeline import token_labels
 from attention_core.tokenize import tokenize
 from bench.streamlit_client import CHART
+from deploy.app_server import free_port as _free_port
 
-from .conftest import ARTIFACTS_DIR, CHROMIUM, CHROMIUM_ARGS, _free_port, require_browser_tools
+from .chromium import CHROMIUM, CHROMIUM_ARGS, require_browser_tools
+from .server import ARTIFACTS_DIR
 
 # The 20-session tests are marked `load` below, deselected by default (pyproject.toml): 20
 # Chromium contexts saturate a 2-core machine. The small class runs in the default suite.

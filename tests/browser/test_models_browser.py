@@ -14,24 +14,14 @@ import time
 import pytest
 from playwright.sync_api import Page
 
-from .conftest import (
-    alerts,
-    assert_no_exception,
-    collect_page_errors,
-    expect_rerun,
-    open_page,
-    screenshot,
-    wait_for_heatmaps,
-)
+from .checks import alerts, assert_no_exception, collect_page_errors, screenshot
+from .waits import expect_rerun, open_page, wait_for_heatmaps
+from .widgets import main_area as _main
 
 pytestmark = pytest.mark.browser
 
 ARTICLE = "中和有一個永和路"
 ENGLISH = "The cat sat on the mat because it was tired."
-
-
-def _main(page: Page):
-    return page.locator('[data-testid="stMain"]')
 
 
 def test_pretrained_model_view_paints_every_layer_and_head(app_server: str, page: Page) -> None:

@@ -30,20 +30,11 @@ import pytest
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from .conftest import (
-    APP_TIMEOUT_MS,
-    LANG_LABELS,
-    ServerLog,
-    check_page,
-    collect_dialogs,
-    collect_page_errors,
-    edit_cell,
-    expected_errors,
-    maybe_rerun,
-    open_page,
-    screenshot,
-    url_params,
-)
+from .checks import check_page, collect_dialogs, collect_page_errors, expected_errors, screenshot
+from .chromium import APP_TIMEOUT_MS
+from .server import ServerLog
+from .waits import maybe_rerun, open_page
+from .widgets import LANG_LABELS, edit_cell, url_params
 
 DEFAULT_SEED = 20261201
 DEFAULT_ACTIONS = 60

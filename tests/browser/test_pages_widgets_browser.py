@@ -21,23 +21,12 @@ from attention_core.handmade import ARTICLE_MATRIX
 from attention_core.i18n import t
 from attention_core.tokenize import tokenize
 
-from .conftest import (
-    assert_no_exception,
-    edit_cell,
-    expect_rerun,
-    expected_errors,
-    main_area,
-    open_page,
-    pick_option,
-    screenshot,
-    set_language,
-    sidebar,
-    wait_for_charts,
-    wait_for_heatmaps,
-)
+from .checks import assert_no_exception, expected_errors, screenshot
+from .chromium import APP_TIMEOUT_MS as WAIT_MS
+from .waits import expect_rerun, open_page, wait_for_charts, wait_for_heatmaps
+from .widgets import edit_cell, main_area, pick_option, set_language, sidebar
 
 pytestmark = pytest.mark.browser
-WAIT_MS = 90_000
 ARTICLE = "中和有一個永和路"
 SMALL = {"text": ARTICLE, "tokenizer": "jieba", "embed_dim": 8, "num_heads": 2}
 

@@ -16,19 +16,13 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import (
-    ARTIFACTS_DIR,
-    assert_no_exception,
-    collect_page_errors,
-    expect_rerun,
-    open_page,
-    set_language,
-    sidebar,
-    wait_for_charts,
-)
+from .checks import assert_no_exception, collect_page_errors
+from .chromium import APP_TIMEOUT_MS as WAIT_MS
+from .server import ARTIFACTS_DIR
+from .waits import expect_rerun, open_page, wait_for_charts
+from .widgets import set_language, sidebar
 
 pytestmark = pytest.mark.browser
-WAIT_MS = 90_000
 VIEW = {"text": "the cat sat on the mat", "tokenizer": "word", "attention": "multi",
         "embed_dim": "8", "num_heads": "2"}  # fmt: skip
 

@@ -18,16 +18,9 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Page
 
-from .conftest import (
-    assert_no_exception,
-    expect_rerun,
-    main_area,
-    open_page,
-    screenshot,
-    set_language,
-    sidebar,
-    wait_for_charts,
-)
+from .checks import assert_no_exception, screenshot
+from .waits import expect_rerun, open_page, wait_for_charts
+from .widgets import main_area, set_language, sidebar
 
 pytestmark = pytest.mark.browser
 

@@ -32,19 +32,12 @@ import pytest
 
 from attention_core.pipeline import token_labels
 from attention_core.tokenize import tokenize
+from deploy.app_server import free_port as _free_port
 
-from .conftest import (
-    ARTIFACTS_DIR,
-    VIEWPORT,
-    _free_port,
-    alerts,
-    assert_no_exception,
-    expect_rerun,
-    open_page,
-    require_browser_tools,
-    screenshot,
-    wait_for_heatmaps,
-)
+from .checks import alerts, assert_no_exception, screenshot
+from .chromium import VIEWPORT, require_browser_tools
+from .server import ARTIFACTS_DIR
+from .waits import expect_rerun, open_page, wait_for_heatmaps
 
 pytestmark = pytest.mark.browser
 

@@ -17,15 +17,9 @@ from playwright.sync_api import Locator, Page
 
 from attention_core.i18n import t
 
-from .conftest import (
-    assert_no_exception,
-    expect_rerun,
-    main_area,
-    open_page,
-    screenshot,
-    set_language,
-    wait_for_charts,
-)
+from .checks import assert_no_exception, screenshot
+from .waits import expect_rerun, open_page, wait_for_charts
+from .widgets import main_area, set_language
 
 pytestmark = pytest.mark.browser
 SMALL = {"text": "中和有一個永和路", "tokenizer": "jieba", "embed_dim": 8, "num_heads": 2}

@@ -13,17 +13,12 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import (
-    alerts,
-    assert_no_exception,
-    expect_rerun,
-    open_page,
-    screenshot,
-    wait_for_heatmaps,
-)
+from .checks import alerts, assert_no_exception, screenshot
+from .chromium import APP_TIMEOUT_MS as WAIT_MS
+from .waits import expect_rerun, open_page, wait_for_heatmaps
+from .widgets import main_area as _main
 
 pytestmark = pytest.mark.browser
-WAIT_MS = 90_000  # a cold server's first run imports torch
 
 EXAMPLE = {
     "text": "中和有一個永和路",
@@ -36,10 +31,6 @@ EXAMPLE = {
 
 def _step(page: Page) -> str | None:
     return parse_qs(urlsplit(page.url).query).get("step", [None])[-1]
-
-
-def _main(page: Page):
-    return page.locator('[data-testid="stMain"]')
 
 
 def test_a_step_link_opens_that_step_and_next_moves_the_address_bar(page, app_server):

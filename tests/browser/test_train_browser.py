@@ -15,24 +15,15 @@ import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import (
-    assert_no_exception,
-    expect_rerun,
-    open_page,
-    pick_option,
-    screenshot,
-    set_language,
-    wait_for_heatmaps,
-)
+from .checks import assert_no_exception, screenshot
+from .chromium import APP_TIMEOUT_MS as WAIT_MS
+from .waits import expect_rerun, open_page, wait_for_heatmaps
+from .widgets import main_area as _main
+from .widgets import pick_option, set_language
 
 pytestmark = pytest.mark.browser
-WAIT_MS = 90_000  # a cold server's first run imports torch
 HEADS_CHART = 2  # charts on the page: the target pattern, the curves, the heads
 TASK_INDUCTION = "Induction: continue a repeated pattern (2 layers)"
-
-
-def _main(page: Page):
-    return page.locator('[data-testid="stMain"]')
 
 
 def _open_train(
@@ -46,6 +37,14 @@ def _open_train(
     open_page(page, base_url, "train", params)
     wait_for_heatmaps(page, 1, chart=0)
     assert_no_exception(page)
+
+
+def _set_steps(page: Page, steps: int) -> None:
+    """Type the number of training steps and wait for the rerun that commits it."""
+    box = _main(page).get_by_role("spinbutton", name="Training steps")
+    with expect_rerun(page):
+        box.fill(str(steps))
+        box.press("Enter")
 
 
 def test_default_reverse_trains_to_a_sharp_anti_diagonal(page, app_server):
@@ -69,10 +68,7 @@ def test_default_reverse_trains_to_a_sharp_anti_diagonal(page, app_server):
 def test_stop_ends_a_long_training_and_keeps_the_steps_so_far(page, app_server):
     _open_train(page, app_server)
     main = _main(page)
-    steps = main.get_by_role("spinbutton", name="Training steps")
-    with expect_rerun(page):
-        steps.fill("5000")
-        steps.press("Enter")
+    _set_steps(page, 5000)
     main.get_by_role("button", name="▶ Train").click()
     # the live view: progress and the heads are drawn while the script still runs
     expect(main.get_by_text(re.compile(r"Step [1-9]\d* of 5000"))).to_be_visible(timeout=WAIT_MS)
@@ -92,10 +88,7 @@ def test_stop_ends_a_long_training_and_keeps_the_steps_so_far(page, app_server):
 def test_send_to_compare_opens_compare_with_the_settings_kept(page, app_server):
     _open_train(page, app_server, {"text": "中和有一個永和路", "seed": 5})
     main = _main(page)
-    steps = main.get_by_role("spinbutton", name="Training steps")
-    with expect_rerun(page):
-        steps.fill("20")
-        steps.press("Enter")
+    _set_steps(page, 20)
     main.get_by_role("button", name="▶ Train").click()
     expect(main.get_by_text("Trained 20 steps")).to_be_visible(timeout=WAIT_MS)
     main.get_by_role("button", name="Compare these trained heads →").click()

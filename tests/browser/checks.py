@@ -1,0 +1,179 @@
+"""What the page shows, and the checks on it that the browser tests share.
+
+Screenshots (scrolled-away parts included), JS dialogs and uncaught errors, the alert and
+error boxes, `assert_no_exception`, the walks' invariants (`check_page`), and the fonts
+Chromium actually drew a text with.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .chromium import VIEWPORT
+from .server import ARTIFACTS_DIR, ServerLog
+from .waits import wait_for_charts
+from .widgets import expect_settings
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Locator, Page
+
+
+# --- what the page shows ----------------------------------------------------------------------
+def screenshot(page: Page, name: str) -> Path:
+    """Save tests/artifacts/<name>.png of the whole app, scrolled-away parts included.
+
+    Streamlit scrolls inside its main area and sidebar, not the document, so a plain
+    full-page shot would stop at the viewport: the viewport grows to fit, then shrinks back.
+    """
+    ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS_DIR / f"{name}.png"
+    size = page.viewport_size or VIEWPORT
+    tall = page.evaluate(
+        """() => Math.max(...['stMain', 'stSidebarContent'].map(
+             (id) => document.querySelector(`[data-testid="${id}"]`)?.scrollHeight || 0))"""
+    )
+    height = min(max(int(tall), size["height"]), 6000)
+    if height > size["height"]:
+        page.set_viewport_size({"width": size["width"], "height": height})
+        page.wait_for_timeout(300)  # let charts re-layout to the new viewport
+    try:
+        page.screenshot(path=str(path), full_page=True)
+    finally:
+        if height > size["height"]:
+            page.set_viewport_size(size)
+    return path
+
+
+def collect_dialogs(page: Page) -> list[str]:
+    """A list that fills with "type: message" for each JS dialog; each is dismissed."""
+    seen: list[str] = []
+
+    def on_dialog(dialog: Any) -> None:
+        seen.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    return seen
+
+
+def collect_page_errors(page: Page) -> list[str]:
+    """A list that fills with every uncaught JavaScript error of the page."""
+    seen: list[str] = []
+    page.on("pageerror", lambda error: seen.append(str(error)))
+    return seen
+
+
+# st.error renders an stAlert whose content is stAlertContentError (probed in Chromium with
+# Streamlit 1.67); st.exception uses the same content id but its own stException wrapper.
+_ERROR_BOX = '[data-testid="stAlert"]:has([data-testid="stAlertContentError"])'
+
+
+def _catalog_pattern(key: str) -> re.Pattern[str]:
+    """A catalog string in either language as a pattern, its {placeholders} as wildcards."""
+    from attention_core.i18n import LANGS, catalog
+
+    def one(text: str) -> str:
+        parts = re.split(r"\{[^{}]*\}", text)
+        return ".*".join(re.escape(part) for part in parts)
+
+    return re.compile("|".join(f"(?:{one(catalog()[key][lang])})" for lang in LANGS), re.DOTALL)
+
+
+def expected_errors(*keys: str) -> list[re.Pattern[str]]:
+    """Patterns of catalog messages that are st.error boxes by design, for `allow_errors`."""
+    return [_catalog_pattern(key) for key in keys]
+
+
+def alerts(page: Page) -> list[str]:
+    """Texts of the st.info / st.warning / st.error / st.success boxes in the main area."""
+    return page.locator('[data-testid="stMain"] [data-testid="stAlert"]').all_inner_texts()
+
+
+def error_boxes(page: Page) -> list[str]:
+    """Texts of the st.error boxes on the page, main area and sidebar (not st.exception)."""
+    return page.locator(_ERROR_BOX).all_inner_texts()
+
+
+def assert_no_exception(page: Page, *, allow_errors: Iterable[str | re.Pattern[str]] = ()) -> None:
+    """Fail if Streamlit shows an exception box (a traceback reached the page) or an
+    st.error box: the pages show one when a view failed (`analysis_or_stop`) or a check
+    that must hold did not (masks: padding leaked; positions: not permutation-equivariant).
+
+    `allow_errors`: error boxes a test expects, as substrings or compiled patterns (e.g.
+    the quiz's red "not this time" after a wrong guess: `expected_errors("quiz_wrong")`).
+    """
+    boxes = page.locator('[data-testid="stException"]')
+    if boxes.count():
+        raise AssertionError(
+            f"exception shown on {page.url}:\n" + "\n".join(boxes.all_inner_texts())
+        )
+    allowed = list(allow_errors)
+
+    def expected(text: str) -> bool:
+        return any(
+            (a.search(text) is not None) if isinstance(a, re.Pattern) else a in text
+            for a in allowed
+        )
+
+    unexpected = [text for text in error_boxes(page) if not expected(text)]
+    if unexpected:
+        raise AssertionError(f"error box shown on {page.url}:\n" + "\n".join(unexpected))
+
+
+# --- the walks' invariants --------------------------------------------------------------------
+def check_page(
+    page: Page,
+    log: ServerLog,
+    since: int,
+    *,
+    what: str,
+    expected: dict[str, str] | None = None,
+    allow_errors: Iterable[str | re.Pattern[str]] = (),
+    charts: bool = True,
+    quiet_ms: float = 300,
+) -> None:
+    """The walks' invariants after a step: no exception or error box, no traceback in the
+    server log since byte `since`, every chart painted (and still for `quiet_ms`), the
+    URL and the sidebar showing the same settings (and `expected` ones)."""
+    log.assert_no_traceback(since, what=what)
+    if charts:
+        wait_for_charts(page, quiet_ms=quiet_ms)
+    assert_no_exception(page, allow_errors=allow_errors)
+    expect_settings(page, expected)
+    log.assert_no_traceback(since, what=what)
+
+
+# --- fonts ------------------------------------------------------------------------------------
+def rendered_fonts(page: Page, locator: Locator) -> list[dict[str, Any]]:
+    """Fonts Chromium actually used for the text directly inside `locator`'s element.
+
+    Each: {"family", "postscript", "glyphs", "custom"} (CDP CSS.getPlatformFontsForNode).
+    Proves glyphs came from a real font: with no CJK font installed, Chinese text is drawn
+    by some fallback face as tofu boxes and no "CJK" family appears here.
+    """
+    mark = uuid.uuid4().hex
+    locator.evaluate("(el, mark) => el.setAttribute('data-font-probe', mark)", mark)
+    cdp = page.context.new_cdp_session(page)
+    try:
+        cdp.send("DOM.enable")
+        cdp.send("CSS.enable")
+        root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+        node = cdp.send(
+            "DOM.querySelector", {"nodeId": root, "selector": f'[data-font-probe="{mark}"]'}
+        )["nodeId"]
+        fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+    finally:
+        cdp.detach()
+    return [
+        {
+            "family": f["familyName"],
+            "postscript": f.get("postScriptName", ""),
+            "glyphs": f["glyphCount"],
+            "custom": f["isCustomFont"],
+        }
+        for f in fonts
+    ]
