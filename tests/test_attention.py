@@ -21,6 +21,7 @@ from attention_core.attention import (
     causal_mask,
     valid_num_heads,
 )
+from attention_core.limits import EXACT
 
 
 @pytest.mark.parametrize(
@@ -58,8 +59,8 @@ def test_single_head_is_softmax_qk_v_by_hand_and_matches_sdpa():
         sdpa_causal = F.scaled_dot_product_attention(Q, K, V, is_causal=True)
         out_causal, _ = m(x, causal_mask(4))
     assert w.shape == (1, 4, 4)
-    torch.testing.assert_close(w, by_hand, atol=1e-6, rtol=0)
-    torch.testing.assert_close(out, by_hand @ V, atol=1e-6, rtol=0)
+    torch.testing.assert_close(w, by_hand, atol=EXACT, rtol=0)
+    torch.testing.assert_close(out, by_hand @ V, atol=EXACT, rtol=0)
     torch.testing.assert_close(out, sdpa, atol=1e-5, rtol=0)
     torch.testing.assert_close(out_causal, sdpa_causal, atol=1e-5, rtol=0)
 
@@ -96,13 +97,13 @@ def test_trace_is_forward_step_by_step():
     torch.testing.assert_close(t.weights, w, atol=0, rtol=0)
     torch.testing.assert_close(t.output, out, atol=0, rtol=0)
     torch.testing.assert_close(
-        t.scaled[..., 0], (t.scores / math.sqrt(4))[..., 0], atol=1e-6, rtol=0
+        t.scaled[..., 0], (t.scores / math.sqrt(4))[..., 0], atol=EXACT, rtol=0
     )
-    torch.testing.assert_close(t.weights @ t.v, t.head_outputs, atol=1e-6, rtol=0)
+    torch.testing.assert_close(t.weights @ t.v, t.head_outputs, atol=EXACT, rtol=0)
     torch.testing.assert_close(
         t.concat, t.head_outputs.transpose(1, 2).reshape(1, 6, 12), atol=0, rtol=0
     )
-    torch.testing.assert_close(m.out(t.concat), t.output, atol=1e-6, rtol=0)
+    torch.testing.assert_close(m.out(t.concat), t.output, atol=EXACT, rtol=0)
     assert t.shapes()["q"] == (1, 3, 6, 4)
     assert t.numpy()["weights"].shape == (3, 6, 6)
     # the un-split projection: head h holds columns h·D … (h+1)·D of Q

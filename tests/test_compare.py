@@ -22,6 +22,7 @@ from attention_core.compare import (
     untrained_attention,
     visible_tokens,
 )
+from attention_core.limits import EXACT
 from attention_core.pipeline import analyze
 from attention_core.pretrained import PretrainedAttention
 from attention_core.settings import Settings
@@ -71,7 +72,7 @@ def test_difference_matches_hand_computation_and_rows_sum_to_zero():
     b = np.array([[0.25, 0.75], [0.0, 1.0]])
     diff = head_difference(a, b)
     np.testing.assert_allclose(diff, [[0.25, -0.25], [1.0, -1.0]])
-    np.testing.assert_allclose(diff.sum(-1), 0.0, atol=1e-7)
+    np.testing.assert_allclose(diff.sum(-1), 0.0, atol=EXACT)
     assert difference_peak(diff) == pytest.approx(1.0)
     assert diverging_limit(np.array([[0.2, -0.5]])) == pytest.approx(0.5)
 
@@ -161,8 +162,8 @@ def test_untrained_attention_equals_the_pipeline_on_the_same_tokens(
     reference = analyze(settings)
     assert [t.label for t in reference.tokens] == tokens
     assert mine.shape == (settings.heads, 6, 6) and mine.dtype == np.float32
-    np.testing.assert_allclose(mine, reference.weights, atol=1e-7)
-    np.testing.assert_allclose(mine.sum(-1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(mine, reference.weights, atol=EXACT)
+    np.testing.assert_allclose(mine.sum(-1), 1.0, atol=EXACT)
     if causal:
         assert not np.triu(mine, k=1).any()
 
@@ -182,8 +183,8 @@ def test_hiding_special_tokens_drops_them_and_renormalises_rows():
     result = _fake_result()
     w = layer_view(result, 0, hide_special=True)  # (2, 3, 3)
     kept = result.attentions[0][:, 1:4, 1:4]  # by hand: tokens 1..3
-    np.testing.assert_allclose(w, kept / kept.sum(-1, keepdims=True), rtol=1e-6)
-    np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(w, kept / kept.sum(-1, keepdims=True), atol=EXACT)
+    np.testing.assert_allclose(w.sum(-1), 1.0, atol=EXACT)
     assert visible_tokens(result, hide_special=True) == ["中", "[UNK]", "[UNK]"]
     assert pretrained_labels(result, hide_special=True) == ["0:中", "1:[UNK]", "2:[UNK]"]
     assert all_layers(result, hide_special=True).shape == (2, 2, 3, 3)

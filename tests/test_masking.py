@@ -11,6 +11,7 @@ import torch
 
 from attention_core.attention import build_attention
 from attention_core.embedding import embed
+from attention_core.limits import EXACT
 from attention_core.masking import (
     PAD_TOKEN,
     future_share,
@@ -74,7 +75,7 @@ def test_padded_keys_get_exactly_zero_weight(settings: Settings) -> None:
 def test_every_row_sums_to_one(settings: Settings) -> None:
     batch = padded_batch_attention(TEXTS, settings)
     # real rows, and (by the module's choice) padded query rows, which attend to real keys
-    np.testing.assert_allclose(batch.weights.sum(-1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(batch.weights.sum(-1), 1.0, atol=EXACT)
 
 
 def test_padding_does_not_change_the_real_weights(settings: Settings) -> None:
@@ -83,8 +84,8 @@ def test_padding_does_not_change_the_real_weights(settings: Settings) -> None:
         k = batch.lengths[b]
         alone = analyze(replace(settings, text=text)).weights  # (H, k, k), no batch, no padding
         assert alone.shape[-1] == k
-        np.testing.assert_allclose(batch.weights[b, :, :k, :k], alone, atol=1e-6)
-        np.testing.assert_allclose(batch.alone[b], alone, atol=1e-6)
+        np.testing.assert_allclose(batch.weights[b, :, :k, :k], alone, atol=EXACT)
+        np.testing.assert_allclose(batch.alone[b], alone, atol=EXACT)
     assert batch.max_difference < 1e-6
 
 
@@ -105,7 +106,7 @@ def test_matches_torch_multihead_attention_key_padding_mask() -> None:
     ignore = torch.from_numpy(~batch.key_mask)  # torch: True = ignore this key
     with torch.no_grad():
         _, weights = ref(x, x, x, key_padding_mask=ignore, average_attn_weights=False)
-    np.testing.assert_allclose(batch.weights, weights.numpy(), atol=1e-6)
+    np.testing.assert_allclose(batch.weights, weights.numpy(), atol=EXACT)
 
 
 def test_a_sentence_without_tokens_gets_zero_rows() -> None:
@@ -118,7 +119,7 @@ def test_a_sentence_without_tokens_gets_zero_rows() -> None:
 def test_a_single_sentence_needs_no_padding() -> None:
     batch = padded_batch_attention(["中和有一個永和路"], CONFIGS[0])
     assert batch.key_mask.all()
-    np.testing.assert_allclose(batch.weights[0], analyze(CONFIGS[0]).weights, atol=1e-6)
+    np.testing.assert_allclose(batch.weights[0], analyze(CONFIGS[0]).weights, atol=EXACT)
 
 
 def test_no_texts_is_an_error() -> None:

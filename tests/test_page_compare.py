@@ -17,6 +17,8 @@ from availability import needs_minilm
 from helpers_teaching import reference_weights
 from streamlit.testing.v1 import AppTest
 
+from attention_core.limits import EXACT
+
 PAGE = "pages/compare.py"
 TEXT = "中和有一個永和路"  # jieba: 中和 / 有 / 一個 / 永和路
 
@@ -51,11 +53,11 @@ def test_default_view_shows_heads_difference_stats_and_similarity():
     for h, trace in enumerate(heads):
         np.testing.assert_array_equal(decode(trace["z"]), weights[h])
     diff = chart(at, "compare_diff_chart")["data"][0]  # head 0 − head 1 by default
-    np.testing.assert_allclose(decode(diff["z"]), weights[0] - weights[1], atol=1e-7)
+    np.testing.assert_allclose(decode(diff["z"]), weights[0] - weights[1], atol=EXACT)
     assert diff["zmid"] == 0.0 and diff["zmin"] == -diff["zmax"]
     sim = chart(at, "compare_sim_chart")["data"][0]
     z = decode(sim["z"])
-    np.testing.assert_allclose(z, z.T, atol=1e-6)
+    np.testing.assert_allclose(z, z.T, atol=EXACT)
     np.testing.assert_allclose(np.diag(z), 1.0)
     assert sorted(sim["x"]) == ["head 0", "head 1", "head 2", "head 3"]
     assert len(at.dataframe) == 1 and has_chart(at, "compare_stats_chart")
@@ -109,7 +111,7 @@ def test_configs_seed_0_vs_seed_1_differ():
     np.testing.assert_array_equal(decode(grid_b[2]["z"]), b[2])
     diff = decode(chart(at, "compare_diff_chart")["data"][0]["z"])  # A head 0 − B head 0
     assert np.abs(diff).max() > 0.01
-    np.testing.assert_allclose(diff, a[0] - b[0], atol=1e-7)
+    np.testing.assert_allclose(diff, a[0] - b[0], atol=EXACT)
     assert "B · head 0" in chart(at, "compare_sim_chart")["data"][0]["x"]
 
 
@@ -137,7 +139,7 @@ def test_pretrained_source_compares_one_layer_of_the_model():
     at = open_page(compare_source="pretrained", compare_layer=2, compare_heads=[0, 11])
     reference = run_model(load_model(), TEXT).attentions[2]  # (12, n, n), checked vs HF elsewhere
     heads = chart(at, "compare_heads_chart")["data"]
-    np.testing.assert_allclose(decode(heads[1]["z"]), reference[11], atol=1e-6)
+    np.testing.assert_allclose(decode(heads[1]["z"]), reference[11], atol=EXACT)
     assert heads[0]["x"][0] == "0:[CLS]"
     assert len(chart(at, "compare_sim_chart")["data"][0]["x"]) == 12
     assert len(at.dataframe[0].value) == 12

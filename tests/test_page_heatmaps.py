@@ -21,6 +21,7 @@ from apptest_helpers import (
 from helpers_teaching import EXAMPLE_LINK as EXAMPLE
 
 from attention_core.i18n import catalog
+from attention_core.limits import EXACT
 from ui.common import md_escape
 
 
@@ -117,7 +118,7 @@ def test_single_head_mode_gives_one_matrix_and_mean_toggle_adds_one():
     assert len(traces) == 3
     mean = decode(traces[2]["z"])
     np.testing.assert_allclose(
-        mean, (decode(traces[0]["z"]) + decode(traces[1]["z"])) / 2, atol=1e-6
+        mean, (decode(traces[0]["z"]) + decode(traces[1]["z"])) / 2, atol=EXACT
     )
 
 

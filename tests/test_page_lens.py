@@ -17,6 +17,7 @@ from apptest_helpers import chart, decode, md_unescape, offline, texts  # noqa: 
 from availability import needs_minilm, require_minilm
 from streamlit.testing.v1 import AppTest
 
+from attention_core.limits import EXACT
 from ui.headview import HEAD_VIEW_COMPONENT
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -261,7 +262,7 @@ def test_colour_scale_on_raw_rollout_and_flow_but_not_norm(reference) -> None:
     (grid,) = chart(at, "lens_map_chart")["data"]  # the model view: one tiled trace
     assert (grid["zmin"], grid["zmax"]) == (0, pytest.approx(float(attentions.max()), rel=1e-5))
     assert grid["colorbar"]["title"]["text"] == "% of the largest shown"
-    np.testing.assert_allclose(decode(grid["z"])[:n, :n], attentions[0, 0], atol=1e-6)
+    np.testing.assert_allclose(decode(grid["z"])[:n, :n], attentions[0, 0], atol=EXACT)
     at.button_group(key="color_scale").set_value("relative").run()
     (grid,) = chart(at, "lens_map_chart")["data"]
     assert grid["zmax"] == pytest.approx(2 / n) and grid["colorscale"][0][1] == "rgb(5,48,97)"

@@ -15,6 +15,7 @@ from helpers_teaching import reference, reference_weights
 from streamlit.testing.v1 import AppTest
 
 from attention_core.i18n import t
+from attention_core.limits import EXACT
 from attention_core.settings import DEFAULT_TEXT
 
 PAGE = "pages/masks.py"
@@ -35,8 +36,8 @@ def test_encoder_and_decoder_match_the_reference() -> None:
     figs = charts(at)
     encoder = reference_weights(DEFAULT_TEXT, causal=False)  # the default sentence, head 0
     decoder = reference_weights(DEFAULT_TEXT, causal=True)
-    np.testing.assert_allclose(z(figs["masks_encoder"]), encoder[0], atol=1e-6)
-    np.testing.assert_allclose(z(figs["masks_decoder"]), decoder[0], atol=1e-6)
+    np.testing.assert_allclose(z(figs["masks_encoder"]), encoder[0], atol=EXACT)
+    np.testing.assert_allclose(z(figs["masks_decoder"]), decoder[0], atol=EXACT)
     upper = np.triu(np.ones((4, 4), dtype=bool), k=1)
     assert np.all(z(figs["masks_decoder"])[upper] == 0.0)
     assert z(figs["masks_encoder"])[upper].sum() > 0.1
@@ -49,7 +50,7 @@ def test_all_heads_and_sidebar_causal_is_ignored() -> None:
     assert len([d for d in figs["masks_encoder"]["data"] if d["type"] == "heatmap"]) == 4
     encoder = reference_weights(DEFAULT_TEXT, causal=False)
     for h in range(4):
-        np.testing.assert_allclose(z(figs["masks_encoder"], h), encoder[h], atol=1e-6)
+        np.testing.assert_allclose(z(figs["masks_encoder"], h), encoder[h], atol=EXACT)
     encoder_share = re.search(r"(\d+)%", at.info[0].value)
     assert encoder_share and int(encoder_share.group(1)) > 0  # the encoder still sees the future
 
@@ -65,8 +66,8 @@ def test_padding_gives_pad_keys_zero_weight() -> None:
     padded = z(figs["masks_padded_weights"])  # sentence 1, head 0, padded to n
     assert padded.shape == (n, n)
     assert np.all(padded[:, 4:] == 0.0)
-    np.testing.assert_allclose(padded[:4, :4], alone, atol=1e-6)
-    np.testing.assert_allclose(padded.sum(1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(padded[:4, :4], alone, atol=EXACT)
+    np.testing.assert_allclose(padded.sum(1), 1.0, atol=EXACT)
     grey = [s for s in figs["masks_padded_weights"]["layout"].get("shapes", [])]
     assert len(grey) == n - 4  # one grey band per [PAD] query row
     assert len(at.success) == 2 and "[PAD]" in at.success[0].value
@@ -77,7 +78,7 @@ def test_second_sentence_and_causal_padding() -> None:
     figs = charts(at)
     padded = z(figs["masks_padded_weights"])  # the second sentence: no padding at all
     alone = reference_weights(SECOND, causal=True)[0]
-    np.testing.assert_allclose(padded, alone, atol=1e-6)
+    np.testing.assert_allclose(padded, alone, atol=EXACT)
     assert not figs["masks_padded_weights"]["layout"].get("shapes")
     allowed = z(figs["masks_allowed"])
     np.testing.assert_array_equal(allowed, np.tril(np.ones_like(allowed)))
@@ -127,14 +128,14 @@ def test_padding_weights_equal_running_alone_for_a_longer_first_sentence() -> No
     figs = charts(at)
     size = {"embed_dim": 12, "num_heads": 3}
     alone = reference_weights(text, **size)[2]
-    np.testing.assert_allclose(z(figs["masks_encoder"]), alone, atol=1e-6)
-    np.testing.assert_allclose(z(figs["masks_padded_weights"]), alone, atol=1e-6)
+    np.testing.assert_allclose(z(figs["masks_encoder"]), alone, atol=EXACT)
+    np.testing.assert_allclose(z(figs["masks_padded_weights"]), alone, atol=EXACT)
     second = reference_weights(SECOND, **size)[2]
     at.segmented_control(key="masks_sentence_pick").set_value(1).run()
     assert not at.exception
     padded = z(charts(at)["masks_padded_weights"])
     k = second.shape[-1]
-    np.testing.assert_allclose(padded[:k, :k], second, atol=1e-6)
+    np.testing.assert_allclose(padded[:k, :k], second, atol=EXACT)
     assert np.all(padded[:, k:] == 0.0)
 
 
@@ -178,7 +179,7 @@ def test_colour_scale_on_both_layouts_with_the_causal_note() -> None:
         assert len(axes) == 4 and all(a["cmax"] == 1 for a in axes)
         assert axes[0]["colorbar"]["title"]["text"] == t("scale_bar_absolute", "en")
         weights = reference_weights(DEFAULT_TEXT, causal=causal)
-        np.testing.assert_allclose(z(spec, 3), weights[3], atol=1e-6)  # hover: the weights
+        np.testing.assert_allclose(z(spec, 3), weights[3], atol=EXACT)  # hover: the weights
     at.button_group(key="color_scale").set_value("contrast").run()
     spec = charts(at)["masks_encoder"]
     tops = [a["cmax"] for a in _colour_axes(spec)]

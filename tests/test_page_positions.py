@@ -14,6 +14,7 @@ from helpers_teaching import reference_weights
 from streamlit.testing.v1 import AppTest
 
 from attention_core.i18n import t
+from attention_core.limits import EXACT
 from attention_core.positions import permutation
 from attention_core.settings import DEFAULT_TEXT
 
@@ -47,10 +48,10 @@ def test_shuffled_matrix_is_pap_t_only_without_positions() -> None:
     }
     plain = reference_weights(DEFAULT_TEXT)[0]  # head 0 of the default sentence
     p = p_matrix(permutation(4, 0))
-    np.testing.assert_allclose(z(figs["positions_plain_original"]), plain, atol=1e-6)
-    np.testing.assert_allclose(z(figs["positions_plain_shuffled"]), p @ plain @ p.T, atol=1e-6)
+    np.testing.assert_allclose(z(figs["positions_plain_original"]), plain, atol=EXACT)
+    np.testing.assert_allclose(z(figs["positions_plain_shuffled"]), p @ plain @ p.T, atol=EXACT)
     positional = reference_weights(DEFAULT_TEXT, positional=True)[0]
-    np.testing.assert_allclose(z(figs["positions_positional_original"]), positional, atol=1e-6)
+    np.testing.assert_allclose(z(figs["positions_positional_original"]), positional, atol=EXACT)
     shuffled = z(figs["positions_positional_shuffled"])
     assert np.abs(shuffled - p @ positional @ p.T).max() > 1e-3
     assert "P·A·Pᵀ" in at.success[0].value and "≠" in at.info[0].value
@@ -82,7 +83,7 @@ def test_views_and_heads() -> None:
     figs = charts(at)
     assert set(figs) == {"positions_plain_original", "positions_plain_shuffled", "positions_table"}
     np.testing.assert_allclose(
-        z(figs["positions_plain_original"]), reference_weights(DEFAULT_TEXT)[2], atol=1e-6
+        z(figs["positions_plain_original"]), reference_weights(DEFAULT_TEXT)[2], atol=EXACT
     )
 
 

@@ -21,6 +21,7 @@ from availability import needs_minilm, require_minilm
 from streamlit.testing.v1 import AppTest
 
 from attention_core.compare import untrained_attention
+from attention_core.limits import EXACT
 from attention_core.resources import minilm_dir
 
 ENGLISH = "The cat sat on the mat because it was tired."
@@ -70,7 +71,7 @@ def test_default_run_shows_the_layer_by_head_grid_and_the_unknown_tokens(referen
     assert tiles.shape == (6 * (n + 1) - 1, 12 * (n + 1) - 1)
     for layer, head in [(0, 0), (2, 7), (5, 11)]:
         r, c = layer * (n + 1), head * (n + 1)
-        np.testing.assert_allclose(tiles[r : r + n, c : c + n], attentions[layer, head], atol=1e-6)
+        np.testing.assert_allclose(tiles[r : r + n, c : c + n], attentions[layer, head], atol=EXACT)
     assert spec["layout"]["xaxis"]["ticktext"][11] == "head 11"
     warning = texts(at.warning)
     assert "[UNK]" in tokens and "2 of 8 tokens (25%)" in warning
@@ -85,7 +86,7 @@ def test_one_layer_equals_transformers_to_1e6(reference):
     assert len(spec["data"]) == 12
     for head, trace in enumerate(spec["data"]):
         assert trace["x"] == [f"{i}:{t}" for i, t in enumerate(tokens)]
-        np.testing.assert_allclose(decode(trace["z"]), attentions[3, head], atol=1e-6)
+        np.testing.assert_allclose(decode(trace["z"]), attentions[3, head], atol=EXACT)
     assert not at.warning  # English: every token is in the vocabulary
     # the landing page's colour scale applies here too: relative to 1/n by default, and
     # per-head contrast runs every head from 0 to its own largest weight (hover keeps the
@@ -115,7 +116,7 @@ def test_all_layers_view_takes_the_shared_colour_scale(reference):
     assert (trace["zmin"], trace["zmax"]) == (0, pytest.approx(float(attentions.max()), rel=1e-5))
     assert trace["colorbar"]["title"]["text"] == "% of the largest shown"
     tiles = decode(trace["z"])
-    np.testing.assert_allclose(tiles[:n, :n], attentions[0, 0], atol=1e-6)
+    np.testing.assert_allclose(tiles[:n, :n], attentions[0, 0], atol=EXACT)
     assert np.isnan(tiles[n]).all()  # the gaps between panels stay NaN: transparent
     at.button_group(key="color_scale").set_value("relative").run()
     (trace,) = chart(at, "pretrained_model_chart")["data"]
@@ -140,7 +141,7 @@ def test_hiding_special_tokens_renormalises_rows_and_says_so(reference):
     for head in (0, 5):
         z = decode(spec["data"][head]["z"])
         kept = attentions[1, head, 1:-1, 1:-1]  # by hand: drop [CLS] and [SEP]
-        np.testing.assert_allclose(z, kept / kept.sum(-1, keepdims=True), atol=1e-6)
+        np.testing.assert_allclose(z, kept / kept.sum(-1, keepdims=True), atol=EXACT)
         np.testing.assert_allclose(z.sum(-1), 1.0, atol=1e-5)
     assert "renormalised" in texts(at.info)
 
@@ -152,9 +153,9 @@ def test_trained_head_next_to_the_untrained_module_on_the_same_tokens(reference)
     tokens, attentions = reference(ENGLISH)
     real = chart(at, "pretrained_real_chart")["data"][0]
     own = chart(at, "pretrained_own_chart")["data"][0]
-    np.testing.assert_allclose(decode(real["z"]), attentions[4, 2], atol=1e-6)
+    np.testing.assert_allclose(decode(real["z"]), attentions[4, 2], atol=EXACT)
     mine = untrained_attention(tokens, embed_dim=16, num_heads=4, seed=0)[1]  # sidebar defaults
-    np.testing.assert_allclose(decode(own["z"]), mine, atol=1e-6)
+    np.testing.assert_allclose(decode(own["z"]), mine, atol=EXACT)
     assert own["x"] == real["x"]
     assert "沒有意義" in texts(at.info)  # the article's closing point, quoted
 
@@ -167,7 +168,7 @@ def test_contrast_starts_from_the_most_focused_trained_head(reference):
     entropy = -(attentions * np.log(p)).sum(-1).mean(-1)  # (L, H): mean row entropy, by hand
     layer, head = np.unravel_index(np.argmin(entropy), entropy.shape)
     real = decode(chart(at, "pretrained_real_chart")["data"][0]["z"])
-    np.testing.assert_allclose(real, attentions[layer, head], atol=1e-6)
+    np.testing.assert_allclose(real, attentions[layer, head], atol=EXACT)
     assert f"layer {layer}, head {head}" in texts(at.caption)
 
 

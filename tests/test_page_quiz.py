@@ -23,6 +23,7 @@ from helpers_teaching import (
 
 from attention_core.figures.steps import plot_quiz_matrix
 from attention_core.i18n import t
+from attention_core.limits import EXACT
 from attention_core.quiz import (
     DECISIVE_MARGIN,
     QuizRound,
@@ -81,7 +82,9 @@ def test_right_guess_scores_and_reveals_the_matrix_and_the_scores():
     assert at.success and not at.error
     matrix = charts(at)["quiz_chart"]
     ref = reference_from_params(params)
-    np.testing.assert_allclose(decode(matrix["data"][0]["z"]), ref["weights"][quiz.head], atol=1e-6)
+    np.testing.assert_allclose(
+        decode(matrix["data"][0]["z"]), ref["weights"][quiz.head], atol=EXACT
+    )
     rect = matrix["layout"]["shapes"][0]  # the asked row is boxed
     assert (rect["y0"], rect["y1"]) == (quiz.query - 0.5, quiz.query + 0.5)
     # the clue: the row's scaled scores q·k/√d_k (from the trace), less their mean

@@ -14,6 +14,7 @@ import pytest
 from helpers_teaching import LONG_TEXT, charts, decode, open_page, reference_from_params, texts
 
 from attention_core.i18n import t
+from attention_core.limits import EXACT
 from attention_core.scaling import DEFAULT_DIMS
 
 EXAMPLE = {
@@ -66,10 +67,10 @@ def test_sentence_heatmaps_divide_by_one_and_by_sqrt_dk_times_t(head, temperatur
     d = 16 // 2
     ref_one = reference_from_params(EXAMPLE, divisor=1.0)
     ref_t = reference_from_params(EXAMPLE, divisor=math.sqrt(d) * temperature)
-    np.testing.assert_allclose(without, ref_one["custom"][head], atol=1e-6)
-    np.testing.assert_allclose(with_scaling, ref_t["custom"][head], atol=1e-6)
+    np.testing.assert_allclose(without, ref_one["custom"][head], atol=EXACT)
+    np.testing.assert_allclose(with_scaling, ref_t["custom"][head], atol=EXACT)
     if temperature == 1.0:  # the article's scaling is exactly what forward() does
-        np.testing.assert_allclose(with_scaling, ref_one["weights"][head], atol=1e-6)
+        np.testing.assert_allclose(with_scaling, ref_one["weights"][head], atol=EXACT)
 
 
 def test_temperature_and_seed_move_only_what_they_should():
@@ -126,7 +127,7 @@ def test_sentence_pair_takes_the_shared_colour_scale():
     bar = spec["layout"]["coloraxis"]["colorbar"]["title"]["text"]
     assert bar == t("scale_bar_contrast", "en")
     ref = reference_from_params(EXAMPLE, divisor=1.0)
-    np.testing.assert_allclose(unscaled, ref["custom"][0], atol=1e-6)  # still the weights
+    np.testing.assert_allclose(unscaled, ref["custom"][0], atol=EXACT)  # still the weights
     at.button_group(key="color_scale").set_value("relative").run()
     spec = charts(at)["scaling_chart_sentence"]
     axis = spec["layout"]["coloraxis"]

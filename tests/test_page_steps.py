@@ -25,6 +25,7 @@ from attention_core.figures.steps import (
     query_row,
 )
 from attention_core.i18n import t
+from attention_core.limits import EXACT
 
 EXAMPLE = {**EXAMPLE_LINK, "seed": "3"}
 SINGLE = {**EXAMPLE, "attention": "single"}
@@ -95,16 +96,16 @@ def test_charts_equal_forward(params, head, query):
     ref = reference_from_params(params)
     shown = charts(at)
     weights = shown["steps_chart_weights"]
-    np.testing.assert_allclose(z(weights), ref["weights"][head], atol=1e-6)
+    np.testing.assert_allclose(z(weights), ref["weights"][head], atol=EXACT)
     assert weights["data"][0]["y"] == ref["labels"] == weights["data"][0]["x"]
-    np.testing.assert_allclose(z(shown["steps_chart_output"]), ref["output"], atol=1e-6)
+    np.testing.assert_allclose(z(shown["steps_chart_output"]), ref["output"], atol=EXACT)
     np.testing.assert_allclose(z(shown["steps_chart_scores"]), ref["scores"][head], atol=1e-5)
-    np.testing.assert_allclose(z(shown["steps_chart_proj"]), ref["q_full"], atol=1e-6)
+    np.testing.assert_allclose(z(shown["steps_chart_proj"]), ref["q_full"], atol=EXACT)
     # the followed query: raw scores and softmax weights as bars
     bars = shown["steps_chart_row"]["data"]
     assert [b["type"] for b in bars] == ["bar"] * 3
     np.testing.assert_allclose(decode(bars[0]["y"]), ref["scores"][head, query], atol=1e-5)
-    np.testing.assert_allclose(decode(bars[2]["y"]), ref["weights"][head, query], atol=1e-6)
+    np.testing.assert_allclose(decode(bars[2]["y"]), ref["weights"][head, query], atol=EXACT)
     if params.get("causal") == "true":  # masked keys: blank (NaN) scaled scores
         scaled = z(shown["steps_chart_scaled"])
         assert np.isnan(scaled[np.triu_indices(scaled.shape[0], 1)]).all()
@@ -115,14 +116,14 @@ def test_head_slice_and_other_projection_match_the_linear_layers():
     ref = reference_from_params(EXAMPLE)
     D = ref["head_dim"]
     q_head = charts(at)["steps_chart_q_head"]
-    np.testing.assert_allclose(z(q_head), ref["q_full"][:, D : 2 * D], atol=1e-6)
+    np.testing.assert_allclose(z(q_head), ref["q_full"][:, D : 2 * D], atol=EXACT)
     assert q_head["data"][0]["x"] == [str(c) for c in range(D, 2 * D)]
     rect = charts(at)["steps_chart_q_full"]["layout"]["shapes"][0]
     assert (rect["x0"], rect["x1"]) == (D - 0.5, 2 * D - 0.5)
     at.query_params["step"] = "1"
     at.run()
     at.segmented_control(key="steps_proj").set_value("k").run()
-    np.testing.assert_allclose(z(charts(at)["steps_chart_proj"]), ref["k_full"], atol=1e-6)
+    np.testing.assert_allclose(z(charts(at)["steps_chart_proj"]), ref["k_full"], atol=EXACT)
 
 
 # --- navigation: the URL's step, prev/next, invalid values --------------------------------

@@ -13,6 +13,7 @@ import pytest
 from apptest_helpers import chart, decode, run_app, texts
 from streamlit.testing.v1 import AppTest
 
+from attention_core.limits import EXACT
 from attention_core.train import default_config
 from attention_core.train.induction import accuracy_without
 from attention_core.train.live import LiveRun, example_labels, single_thread
@@ -262,7 +263,7 @@ def test_induction_run_draws_the_detector_and_names_its_heads():
     assert bars["x"] == ["layer 0 · head 0", "layer 0 · head 1", "layer 1 · head 0"]
     shown = decode(bars["y"])
     expected = [accuracy_without(run.model, run.config, [head]) for head in range(3)]
-    np.testing.assert_allclose(shown, expected, atol=1e-6)
+    np.testing.assert_allclose(shown, expected, atol=EXACT)
     assert shown[2] <= 0.3  # the induction head: near chance without it
     assert "Without layer 1 · head 0 the accuracy falls to" in plain(at)
 
@@ -309,7 +310,7 @@ def test_step_by_step_runs_on_a_finished_run_named_in_the_url():
     at = run_app({"trained": "1", "step": "1"}, page="pages/steps.py", _trained_runs={1: run})
     assert not at.exception, at.exception
     x = decode(chart(at, "steps_chart_x")["data"][0]["z"])
-    np.testing.assert_allclose(x, example_trace(run).trace["x"], atol=1e-6)
+    np.testing.assert_allclose(x, example_trace(run).trace["x"], atol=EXACT)
     assert at.query_params["trained"] == "1"
     assert "learned by the training run" in plain(at) and "seeded random" not in plain(at)
     # a run this session does not have: a clear message, the sentence instead

@@ -7,7 +7,7 @@ import torch
 
 from attention_core.attention import build_attention, causal_mask
 from attention_core.embedding import embed
-from attention_core.limits import MAX_TEXT_CHARS
+from attention_core.limits import EXACT, MAX_TEXT_CHARS
 from attention_core.pipeline import analyze
 from attention_core.settings import Settings
 
@@ -39,7 +39,7 @@ def test_single_causal_positional_and_trace():
     m = build_attention("single", 6, seed=0)
     with torch.no_grad():
         out, _ = m(embed(a.tokens, 6, seed=0, positional=True), causal_mask(5))
-    np.testing.assert_allclose(a.trace["output"], out[0].numpy(), atol=1e-6)
+    np.testing.assert_allclose(a.trace["output"], out[0].numpy(), atol=EXACT)
     assert a.trace["scores"].shape == (1, 5, 5) and a.trace["q"].shape == (1, 5, 6)
 
 

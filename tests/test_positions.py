@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from attention_core.limits import EXACT
 from attention_core.pipeline import analyze
 from attention_core.positions import (
     permutation,
@@ -73,10 +74,10 @@ def test_without_positions_the_shuffle_only_permutes(
     original = analyze(s).weights
     p = _p_matrix(perm)
     for h in range(original.shape[0]):
-        np.testing.assert_allclose(shuffled[h], p @ original[h] @ p.T, atol=1e-6)
-        np.testing.assert_allclose(result.plain.shuffled[h], shuffled[h], atol=1e-6)
-        np.testing.assert_allclose(result.plain.original[h], original[h], atol=1e-6)
-        np.testing.assert_allclose(result.plain.restored[h], original[h], atol=1e-6)
+        np.testing.assert_allclose(shuffled[h], p @ original[h] @ p.T, atol=EXACT)
+        np.testing.assert_allclose(result.plain.shuffled[h], shuffled[h], atol=EXACT)
+        np.testing.assert_allclose(result.plain.original[h], original[h], atol=EXACT)
+        np.testing.assert_allclose(result.plain.restored[h], original[h], atol=EXACT)
 
 
 @pytest.mark.parametrize("settings", MODELS)
@@ -91,7 +92,7 @@ def test_with_positions_the_shuffle_changes_the_weights(
     result = permutation_check(s, permutation(n, seed))
     assert result.positional.max_difference > 1e-3
     reference = analyze(replace(s, positional=True)).weights
-    np.testing.assert_allclose(result.positional.original, reference, atol=1e-6)
+    np.testing.assert_allclose(result.positional.original, reference, atol=EXACT)
 
 
 def test_sidebar_switches_are_ignored() -> None:
@@ -102,7 +103,7 @@ def test_sidebar_switches_are_ignored() -> None:
     np.testing.assert_allclose(
         result.plain.original,
         analyze(replace(s, causal=False, positional=False)).weights,
-        atol=1e-6,
+        atol=EXACT,
     )
 
 

@@ -18,6 +18,7 @@ import pytest
 import torch
 from availability import MINILM_MISSING, require_minilm
 
+from attention_core.limits import EXACT
 from attention_core.pretrained import (
     DEFAULT_MODEL,
     LoadedModel,
@@ -226,7 +227,7 @@ def test_concurrent_calls_match_sequential_results(loaded: LoadedModel) -> None:
         t.join()
     for want, have in zip(expected, got, strict=True):
         assert have is not None and have.tokens == want.tokens
-        np.testing.assert_allclose(have.attentions, want.attentions, atol=1e-6)
+        np.testing.assert_allclose(have.attentions, want.attentions, atol=EXACT)
 
 
 # --- loading errors -------------------------------------------------------------------------
@@ -336,7 +337,7 @@ def test_hide_special_keeps_leading_axes_and_rows_sum_to_one(loaded: LoadedModel
     np.testing.assert_allclose(out.sum(axis=-1), 1.0, atol=1e-5)
     # Same ratios as before: renormalising only rescales each row.
     inner = result.attentions[..., 1:-1, 1:-1]
-    np.testing.assert_allclose(out * inner.sum(axis=-1, keepdims=True), inner, atol=1e-6)
+    np.testing.assert_allclose(out * inner.sum(axis=-1, keepdims=True), inner, atol=EXACT)
 
 
 def test_hide_special_with_no_special_tokens_is_the_identity() -> None:

@@ -12,6 +12,7 @@ import pytest
 import torch
 from availability import require_minilm
 
+from attention_core.limits import EXACT
 from attention_core.pretrained import FAMILIES, LoadedModel, build_tiny_model, load_model, run_model
 
 SENTENCE = "The article explains how self-attention mixes every token with the others."
@@ -65,7 +66,7 @@ def test_every_family_loads_offline_and_equals_transformers(tiny, family: str) -
     with torch.no_grad():
         out = model(**enc, **extra, output_attentions=True)
     want = out.encoder_attentions if family == "encoder-decoder" else out.attentions
-    np.testing.assert_allclose(result.attentions, torch.cat(want).numpy(), atol=1e-6)
+    np.testing.assert_allclose(result.attentions, torch.cat(want).numpy(), atol=EXACT)
     np.testing.assert_allclose(result.attentions.sum(-1), 1.0, atol=1e-5)
     causal = not np.triu(result.attentions, k=1).any()
     assert causal == (family == "decoder")

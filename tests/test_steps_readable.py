@@ -15,6 +15,7 @@ from helpers_teaching import EXAMPLE_LINK, charts, decode, open_page, reference_
 from attention_core.figures.heads import plot_matrix
 from attention_core.figures.layout import CELL_NUMBER_PX
 from attention_core.figures.style import HALF_WIDTH_PX, THIRD_WIDTH_PX
+from attention_core.limits import EXACT
 
 STEPS_MULTI = 8
 STEPS_SINGLE = 5
@@ -32,7 +33,7 @@ def test_mix_step_shows_a_and_v_side_by_side_with_their_product(attention):
     product = shown["steps_chart_mix" if attention == "multi" else "steps_chart_output"]
     out = decode(product["data"][0]["z"]).astype(np.float64)
     ref = reference_from_params(params)
-    np.testing.assert_allclose(a, ref["weights"][0], atol=1e-6)  # head 0: the page's default
+    np.testing.assert_allclose(a, ref["weights"][0], atol=EXACT)  # head 0: the page's default
     np.testing.assert_allclose(a @ v, out, atol=1e-5)  # the product of what is shown
     n = a.shape[0]
     assert v.shape[0] == n and out.shape == (n, v.shape[1])

@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from attention_core.attention import MultiHeadAttention
+from attention_core.limits import EXACT
 from attention_core.train import TASKS, build_model, default_config, evaluate, fit, train
 from attention_core.train.induction import (
     INDUCTION_THRESHOLD,
@@ -176,7 +177,7 @@ def test_example_trace_of_each_layer_is_the_models_own_weights(trained):
     last = run.snapshots[-1].weights  # (H + 1, n, n)
     for layer, heads in ((0, slice(0, 2)), (1, slice(2, 3))):
         ex = example_trace(run, layer)
-        np.testing.assert_allclose(ex.trace["weights"], last[heads], atol=1e-6)
+        np.testing.assert_allclose(ex.trace["weights"], last[heads], atol=EXACT)
         assert ex.causal and ex.multi and ex.layers == 2
     with pytest.raises(ValueError, match=r"layer must be in 0\.\.1"):
         example_trace(run, 2)
