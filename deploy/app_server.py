@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,13 +93,16 @@ def start_app(
     address: str = "127.0.0.1",
     cookie_secret: str | None = None,
     app_dir: Path = APP_DIR,
+    prefix: Sequence[str] = (),
 ) -> subprocess.Popen[bytes]:
     """`streamlit run app.py` from `app_dir` on `address:port`, output to the file `log`
     (a file, not a pipe: a pipe nobody reads blocks a chatty server), in its own process
-    group so that `stop` ends its children too. Returns at once; see `wait_healthy`."""
+    group so that `stop` ends its children too. Returns at once; see `wait_healthy`.
+    `prefix` runs the command through another one (`ip netns exec NAME`: a test's own
+    network namespace, as another machine on the classroom's network)."""
     with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
         return subprocess.Popen(
-            streamlit_command(port, address=address),
+            [*prefix, *streamlit_command(port, address=address)],
             cwd=app_dir,
             env=app_env(cookie_secret=cookie_secret),
             stdin=subprocess.DEVNULL,

@@ -7,11 +7,14 @@ Chromium actually drew a text with.
 
 from __future__ import annotations
 
+import io
 import re
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from .chromium import VIEWPORT
 from .server import ARTIFACTS_DIR, ServerLog
@@ -177,3 +180,13 @@ def rendered_fonts(page: Page, locator: Locator) -> list[dict[str, Any]]:
         }
         for f in fonts
     ]
+
+
+def decode_qr(image: Locator) -> str:
+    """The one QR code an image on the page shows, read from its pixels by zxing-cpp."""
+    zxingcpp = pytest.importorskip("zxingcpp")  # requirements-dev.txt
+    from PIL import Image
+
+    found = [r.text for r in zxingcpp.read_barcodes(Image.open(io.BytesIO(image.screenshot())))]
+    assert len(found) == 1, found
+    return found[0]

@@ -35,6 +35,7 @@ Helpers, one module each job (import them in a test module of this folder, e.g.
     expected_errors(*keys)        catalog messages that are error boxes by design
     check_page(page, log, since, ...)   the walks' invariants after each step
     rendered_fonts(page, locator) -> list[dict]   fonts Chromium used for an element's text
+    decode_qr(image) -> str          the QR code an image shows (zxing-cpp)
   widgets.py: operating widgets, the settings they show
     main_area(page), sidebar(page) -> Locator    where a test's locators should start
     pick_option(page, combobox, option)   open a selectbox, click an option in its list

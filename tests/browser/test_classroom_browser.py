@@ -16,7 +16,6 @@ Screenshots: tests/artifacts/classroom-*.png, phone-*.png.
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Iterator
 from urllib.parse import parse_qs, urlsplit
@@ -24,7 +23,13 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from .checks import assert_no_exception, collect_dialogs, collect_page_errors, screenshot
+from .checks import (
+    assert_no_exception,
+    collect_dialogs,
+    collect_page_errors,
+    decode_qr,
+    screenshot,
+)
 from .chromium import APP_TIMEOUT_MS as WAIT_MS
 from .chromium import configure as _configure
 from .server import ARTIFACTS_DIR
@@ -49,15 +54,6 @@ def phones(browser: Browser) -> Iterator[list[Page]]:
     yield pages
     for ctx in contexts:
         ctx.close()
-
-
-def _decode_qr(image) -> str:
-    zxingcpp = pytest.importorskip("zxingcpp")  # requirements-dev.txt
-    from PIL import Image
-
-    found = [r.text for r in zxingcpp.read_barcodes(Image.open(io.BytesIO(image.screenshot())))]
-    assert len(found) == 1, found
-    return found[0]
 
 
 def _bars(page: Page) -> list[int]:
@@ -127,7 +123,7 @@ def test_a_class_answers_on_phones_and_the_teacher_sees_it_live(
     code_box = teacher.locator(".st-key-poll_code h1")
     expect(code_box).to_have_text(re.compile(r"^\s*[A-Z2-9]{4}\s*$"), timeout=WAIT_MS)
     code = code_box.inner_text().strip()
-    link = _decode_qr(teacher.locator('[data-testid="stImage"] img').first)
+    link = decode_qr(teacher.locator('[data-testid="stImage"] img').first)
     assert link == f"{app_server}/classroom?class={code}&lang=en"
     with expect_rerun(teacher):
         teacher.get_by_role("button", name="Push a question").click()
