@@ -1,7 +1,7 @@
 """`python -m bench [section ...] [--quick]`: run the benchmarks, print markdown tables.
 
 With no section names every section runs, in this order: core, server, payload, browser,
-bertviz, pretrained, lens, poll, train, load. The tables are printed as each section
+bertviz, pretrained, lens, poll, train, load, burst. The tables are printed as each section
 finishes and written, with the raw numbers, to bench/results/latest.md and latest.json
 (git-ignored). A section that fails is reported and the others still run; the exit status
 is then 1.
@@ -47,6 +47,14 @@ def _load(*, quick: bool = False) -> tuple[list[Table], dict]:
     return _child("Load (bench/section_load.py)", args, timeout_s=LOAD_TIMEOUT_S)
 
 
+def _burst(*, quick: bool = False) -> tuple[list[Table], dict]:
+    """bench/section_burst.py in its own process (Locust, like `load`)."""
+    flags = ["--quick"] if quick else []
+    args = ["-m", "bench.section_burst", *flags]
+    title = "A class arriving at once (bench/section_burst.py)"
+    return _child(title, args, timeout_s=LOAD_TIMEOUT_S)
+
+
 def _child(title: str, args: list[str], *, timeout_s: float) -> tuple[list[Table], dict]:
     """`python <args>` run in the repository as a process of its own; the section's one
     table holds what it printed."""
@@ -89,6 +97,7 @@ def _sections() -> dict[str, Callable[..., tuple[list[Table], dict]]]:
         **{name: lazy(*where) for name, where in IN_PROCESS.items()},
         "train": _train,
         "load": _load,
+        "burst": _burst,
     }
 
 

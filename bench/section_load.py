@@ -45,6 +45,7 @@ __all__ = ["ClassResult", "run", "run_class"]
 EDITS = 5
 WORDS = 24
 ARRIVAL_S = 10.0
+CONNECT_S = 10.0  # a phone's browser gives up opening the websocket after about this long
 DEADLINE_S = 240.0
 _numbers = itertools.count()
 
@@ -53,27 +54,41 @@ def _sentence(student: int, edit: int) -> list[str]:
     return [f"s{student}e{edit}w{j}" for j in range(WORDS)]
 
 
+SHARED_TEXT = "the whole class opens the same link"  # what every student's QR scan says
+
+
 class Student(User):
-    """One student: open the page, type EDITS sentences, think 5-15 s between them."""
+    """One student: open the page, type `edits` sentences, think 5-15 s between them.
+
+    Arrivals are spread evenly at random over `arrival_s`. With `shared_open` every
+    student opens the same link (the teacher's QR code) before typing their own."""
 
     wait_time = between(5, 15)
     abstract = False
+    arrival_s = ARRIVAL_S
+    edits = EDITS
+    shared_open = False
 
     def on_start(self) -> None:
         self.number = next(_numbers)
         self.edit = 0
-        # arrivals spread over ARRIVAL_S, whatever Locust's spawn batches do
-        gevent.sleep(random.uniform(0, ARRIVAL_S))
-        params = {"text": f"s{self.number} opens", "tokenizer": "word", "embed_dim": 64}
-        self.tab = StreamlitTab(self.host, {**params, "num_heads": 8}).__enter__()
-        self._timed("open", lambda: self.tab.open(), [f"s{self.number}", "opens"])
+        # arrivals spread over arrival_s, whatever Locust's spawn batches do
+        gevent.sleep(random.uniform(0, self.arrival_s))
+        text = SHARED_TEXT if self.shared_open else f"s{self.number} opens"
+        params = {"text": text, "tokenizer": "word", "embed_dim": 64, "num_heads": 8}
+        try:
+            self.tab = StreamlitTab(self.host, params, connect_timeout=CONNECT_S).__enter__()
+        except Exception as caught:  # could not even open the websocket: a failed visit
+            self._fire("connect", 0.0, 0, caught)
+            raise StopUser() from caught
+        self._timed("open", lambda: self.tab.open(), text.split())
 
     def on_stop(self) -> None:
         self.tab.close()
 
     @task
     def type_sentence(self) -> None:
-        if self.edit >= EDITS:
+        if self.edit >= self.edits:
             raise StopUser()
         words = _sentence(self.number, self.edit)
         self.edit += 1
@@ -93,10 +108,13 @@ class Student(User):
                 error = RuntimeError(f"foreign labels: {update.labels[:2]} for {expected[:2]}")
         except Exception as caught:  # a broken connection is an error, not a crash
             error = caught
+        self._fire(name, time.perf_counter() - started, size, error)
+
+    def _fire(self, name: str, seconds: float, size: int, error: Exception | None) -> None:
         self.environment.events.request.fire(
             request_type="WS",
             name=name,
-            response_time=(time.perf_counter() - started) * 1000,
+            response_time=seconds * 1000,
             response_length=size,
             exception=error,
             context={},
@@ -117,6 +135,7 @@ class ClassResult:
     server_cpu_s: float
     server_rss_mb: tuple[float, float]  # before, after
     error_samples: list[str]
+    connect_failed: int = 0  # students whose websocket did not open within CONNECT_S
 
 
 def _processes(pids: list[int]) -> list[psutil.Process]:
@@ -136,9 +155,11 @@ def _rss_mb(procs: list[psutil.Process]) -> float:
     return sum(p.memory_info().rss for p in procs) / 2**20
 
 
-def run_class(url: str, students: int, *, server_pids: list[int]) -> ClassResult:
+def run_class(
+    url: str, students: int, *, server_pids: list[int], user: type[Student] = Student
+) -> ClassResult:
     """`students` simulated students against `url` (one server or nginx in front of several)."""
-    env = Environment(user_classes=[Student], host=url, events=events)
+    env = Environment(user_classes=[user], host=url, events=events)
     samples: list[str] = []
 
     def keep_error(exception: Exception | None = None, **_: Any) -> None:
@@ -159,10 +180,11 @@ def run_class(url: str, students: int, *, server_pids: list[int]) -> ClassResult
     runner.quit()
     env.events.request.remove_listener(keep_error)
     edits, opens = env.stats.get("edit", "WS"), env.stats.get("open", "WS")
+    failed = env.stats.get("connect", "WS").num_failures
     return ClassResult(
         students=students,
         edits=edits.num_requests,
-        errors=edits.num_failures + opens.num_failures,
+        errors=edits.num_failures + opens.num_failures + failed,
         open_p50_s=opens.get_response_time_percentile(0.5) / 1000,
         open_p95_s=opens.get_response_time_percentile(0.95) / 1000,
         p50_s=edits.get_response_time_percentile(0.5) / 1000,
@@ -172,6 +194,7 @@ def run_class(url: str, students: int, *, server_pids: list[int]) -> ClassResult
         server_cpu_s=_cpu(procs) - cpu_before,
         server_rss_mb=(rss_before, _rss_mb(procs)),
         error_samples=samples,
+        connect_failed=failed,
     )
 
 

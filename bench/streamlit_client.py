@@ -67,11 +67,19 @@ class StreamlitTab:
     finished = _DONE  # the script_finished statuses that end a run's reply
 
     def __init__(
-        self, base_url: str, params: dict[str, object] | None = None, *, timeout: float = 120.0
+        self,
+        base_url: str,
+        params: dict[str, object] | None = None,
+        *,
+        timeout: float = 120.0,
+        connect_timeout: float | None = None,
     ) -> None:
+        """`timeout`: for a run's reply; `connect_timeout`: for the websocket's opening
+        handshake (default: `timeout`)."""
         self.url = base_url.replace("http://", "ws://", 1).rstrip("/") + "/_stcore/stream"
         self.query = urlencode({k: str(v) for k, v in (params or {}).items()})
         self.timeout = timeout
+        self.connect_timeout = timeout if connect_timeout is None else connect_timeout
         self.page_hash = ""
         self.widget_ids: dict[str, str] = {}  # widget kind + label → element id
         self._ws: ClientConnection | None = None
@@ -83,7 +91,7 @@ class StreamlitTab:
                 self.url,
                 subprotocols=["streamlit"],  # type: ignore[list-item]
                 max_size=None,
-                open_timeout=self.timeout,
+                open_timeout=self.connect_timeout,
                 origin="http://127.0.0.1",  # type: ignore[arg-type]
             )
         )
