@@ -9,7 +9,7 @@ from functools import partial
 import streamlit as st
 
 from attention_core.export import download_name, matrices_csv, matrices_json
-from attention_core.figures.heads import IMAGE_CELLS, RELATIVE_MAX, head_grid, plot_heads
+from attention_core.figures.heads import IMAGE_CELLS, RELATIVE_MAX, head_grid, heads_spec
 from attention_core.figures.layout import panel_layout
 from attention_core.stats import BROAD_ENTROPY, PATTERN_MASS
 from ui.cache import head_summary
@@ -98,7 +98,7 @@ elif not panel_layout(labels, len(grid.titles)).cell_numbers:
     st.caption(tr("large_view_note", n=n))
 st.caption(tr(f"scale_caption_{scale}", n=n, uniform=1 / n, top=RELATIVE_MAX / n))
 show_chart(
-    plot_heads(grid, scale=scale, colorbar_title=tr(f"scale_bar_{scale}"), exact=(exact,)),
+    heads_spec(grid, scale=scale, colorbar_title=tr(f"scale_bar_{scale}"), exact=(exact,)),
     key="heads_chart",
     filename=download_name(settings.text, "png", prefix=tr("download_prefix")).removesuffix(".png"),
 )

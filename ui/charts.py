@@ -13,14 +13,21 @@ and loaded once per page. Hover, the toolbar, zoom and PNG export are Plotly's o
 export is a button added here (its tooltip from the catalog). The toolbar speaks the
 interface's language (`attention_core.figures.toolbar.chart_config`).
 
-The figure travels as Plotly JSON (`plotly.io.to_json`, numpy arrays as base64 typed
-arrays). Tests read it back from the component's data (tests/apptest_helpers.py).
+The figure travels as Plotly JSON, numpy arrays as base64 typed arrays (plotly.js's
+`{dtype, bdata, shape}`, as `plotly.io.to_json` writes them). A figure may come as a
+`go.Figure` or as its plain dict (`figures.heads.heads_spec`): building a `go.Figure` and
+`to_json`'s deep copy were a third of the landing page's server CPU per rerun (py-spy),
+so `figure_json` encodes the dicts in place with the standard library's JSON encoder.
+Tests read it back from the component's data (tests/apptest_helpers.py).
 """
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Mapping
 from contextlib import nullcontext
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +43,7 @@ from ui.common import lang
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-__all__ = ["CHART_COMPONENT", "show_chart"]
+__all__ = ["CHART_COMPONENT", "figure_json", "show_chart"]
 
 CHART_COMPONENT = "attention_studio_chart"
 _PLOTLY_DIR = Path(plotly.__file__).resolve().parent / "package_data"  # holds plotly.min.js
@@ -149,22 +156,54 @@ def _plotly_url() -> str:
     return f"{prefix}/component/{__name__}.{_ASSETS}/plotly.min.js"
 
 
+@cache
+def _template() -> dict[str, Any]:
+    return TEMPLATE.to_plotly_json()
+
+
+def _typed(value: Any) -> Any:
+    """`json.dumps`' fallback: numpy arrays as plotly.js typed arrays, numpy numbers as
+    numbers, anything else as Plotly's own encoder writes it."""
+    import numpy as np
+    from _plotly_utils.utils import PlotlyJSONEncoder, to_typed_array_spec
+
+    if isinstance(value, np.ndarray):
+        spec = to_typed_array_spec(value)
+        return spec if isinstance(spec, dict) else value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return PlotlyJSONEncoder().default(value)
+
+
+def figure_json(figure: go.Figure | Mapping[str, Any]) -> str:
+    """The figure as Plotly JSON with the app's template (`style.TEMPLATE`), for the chart
+    element. A plain dict ({"data": [...], "layout": {...}}) is encoded without copying."""
+    if isinstance(figure, Mapping):
+        spec = {"data": figure.get("data", []), "layout": dict(figure.get("layout", {}))}
+    else:
+        spec = {"data": figure._data, "layout": dict(figure._layout)}  # Plotly's own dicts
+    spec["layout"]["template"] = _template()
+    try:
+        return json.dumps(spec, default=_typed, allow_nan=False, separators=(",", ":"))
+    except ValueError:  # NaN or infinity outside a typed array: Plotly writes them as null
+        return plotly.io.to_json(spec, validate=False)
+
+
 def show_chart(
-    figure: go.Figure,
+    figure: go.Figure | Mapping[str, Any],
     *,
     key: str,
     where: Any = st,
     filename: str | None = None,
     clicks: bool = False,
 ) -> dict[str, Any] | None:
-    """Draw `figure` under `key` (in `where`, a column or placeholder, when given); the
-    same key on the next run updates the same chart in place. `filename` names the PNG
-    and SVG downloads; the toolbar speaks the interface's language. With `clicks`, a click
-    on a point reruns the script and this returns `{"x", "y", "curve"}` of that point on
-    that run (None on other runs)."""
-    figure.update_layout(template=TEMPLATE)
+    """Draw `figure` (a `go.Figure` or its plain dict) under `key` (in `where`, a column or
+    placeholder, when given); the same key on the next run updates the same chart in
+    place. `filename` names the PNG and SVG downloads; the toolbar speaks the interface's
+    language. With `clicks`, a click on a point reruns the script and this returns
+    `{"x", "y", "curve"}` of that point on that run (None on other runs)."""
     data = {
-        "figure": plotly.io.to_json(figure, validate=False),
+        "figure": figure_json(figure),
         "config": {**chart_config(lang(), filename=filename), "responsive": True},
         "plotly": _plotly_url(),
         "svg": svg_button(lang(), filename=filename),

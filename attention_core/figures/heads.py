@@ -72,6 +72,7 @@ __all__ = [
     "HeadGrid",
     "colour_scale",
     "head_grid",
+    "heads_spec",
     "matrix_figure",
     "plot_heads",
     "plot_matrix",
@@ -220,7 +221,7 @@ def _picture_ticks(layout: PanelLayout) -> dict[str, Any]:
     }
 
 
-def plot_heads(
+def heads_spec(
     grid: HeadGrid,
     *,
     scale: str = "absolute",
@@ -232,8 +233,11 @@ def plot_heads(
     panel_px: int | None = None,
     exact: Sequence[int] = (0,),
     width_px: float = NOMINAL_WIDTH_PX,
-) -> go.Figure:
-    """One heatmap per panel in a grid, square cells, colours by `scale` (see `colour_scale`).
+) -> dict[str, Any]:
+    """`plot_heads`' figure as a plain dict ({"data": [...], "layout": {...}}), what the app
+    sends (ui/charts.py encodes it without building a `go.Figure`).
+
+    One heatmap per panel in a grid, square cells, colours by `scale` (see `colour_scale`).
 
     `width_px`: the width the chart gets on the page (a half-width column: HALF_WIDTH_PX).
 
@@ -408,7 +412,14 @@ def plot_heads(
         # the width the layout rule planned for: much narrower (a phone), the chart keeps it
         # and scrolls sideways in its own box instead of squeezing its labels (ui/charts.py)
         layout["meta"] = {MIN_WIDTH_META: round(width_px)}
-    # Not validated property by property (on every rerun: 16 → 4 ms at 32 tokens × 8 heads);
-    # the dicts above follow Plotly's schema, and tests/test_figures_heads.py checks that
-    # the validated figure is the same.
-    return go.Figure(data=traces, layout=layout, _validate=False)
+    return {"data": traces, "layout": layout}
+
+
+def plot_heads(grid: HeadGrid, **options: Any) -> go.Figure:
+    """One heatmap per panel in a grid (`heads_spec`, same keyword options) as a figure.
+
+    Not validated property by property (on every rerun: 16 → 4 ms at 32 tokens × 8 heads);
+    the dicts follow Plotly's schema, and tests/test_figures_heads.py checks that the
+    validated figure is the same."""
+    spec = heads_spec(grid, **options)
+    return go.Figure(data=spec["data"], layout=spec["layout"], _validate=False)

@@ -1,0 +1,54 @@
+"""Tests for ui/charts.py's figure_json: what the chart element receives is exactly what
+Plotly's own `plotly.io.to_json` writes for the figure with the app's template (the
+reference), for plain-dict figures (`heads_spec`) and `go.Figure`s alike."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io
+import pytest
+
+from attention_core.figures.heads import head_grid, heads_spec, plot_heads, plot_matrix
+from attention_core.figures.style import TEMPLATE
+from ui.charts import figure_json
+
+
+def _reference(figure: go.Figure) -> dict:
+    figure.update_layout(template=TEMPLATE)
+    return json.loads(plotly.io.to_json(figure, validate=False))
+
+
+def _weights(n: int, heads: int, seed: int = 0) -> np.ndarray:
+    raw = np.random.default_rng(seed).random((heads, n, n), dtype=np.float32)
+    return raw / raw.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize(
+    ("n", "heads", "scale"),
+    [(4, 1, "relative"), (30, 8, "absolute"), (64, 4, "contrast"), (600, 12, "relative")],
+)
+def test_a_heads_spec_travels_as_plotly_writes_its_figure(n: int, heads: int, scale: str) -> None:
+    grid = head_grid(_weights(n, heads), [f"{i}:w" for i in range(n)], head_title="head {i}")
+    sent = json.loads(figure_json(heads_spec(grid, scale=scale, colorbar_title="×")))
+    assert sent == _reference(plot_heads(grid, scale=scale, colorbar_title="×"))
+    assert sent["layout"]["template"] == TEMPLATE.to_plotly_json()
+
+
+def test_a_figure_travels_as_plotly_writes_it_and_is_not_changed() -> None:
+    figure = plot_matrix(_weights(5, 1)[0], list("abcde"), list("abcde"), title="<b>x</b>")
+    before = figure.to_plotly_json()
+    sent = json.loads(figure_json(figure))
+    assert figure.to_plotly_json() == before  # no template written into the caller's figure
+    assert sent == _reference(figure)
+
+
+def test_numpy_arrays_become_typed_arrays_and_nan_becomes_null() -> None:
+    spec = {"data": [{"type": "bar", "y": np.array([1.0, 2.0], dtype=np.float32)}]}
+    sent = json.loads(figure_json(spec))
+    assert sent["data"][0]["y"]["dtype"] == "f4"  # base64, not a list of numbers
+    loose = {"data": [{"type": "bar", "y": [1.0, float("nan")], "x": [np.int64(3), 4]}]}
+    sent = json.loads(figure_json(loose))  # valid JSON: NaN outside an array is null
+    assert sent["data"][0]["y"] == [1.0, None] and sent["data"][0]["x"] == [3, 4]
