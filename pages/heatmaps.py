@@ -9,10 +9,10 @@ from functools import partial
 import streamlit as st
 
 from attention_core.export import download_name, matrices_csv, matrices_json
-from attention_core.figures.heads import IMAGE_CELLS, RELATIVE_MAX, head_grid, heads_spec
+from attention_core.figures.heads import IMAGE_CELLS, RELATIVE_MAX, head_grid
 from attention_core.figures.layout import panel_layout
 from attention_core.stats import BROAD_ENTROPY, PATTERN_MASS
-from ui.cache import head_summary
+from ui.cache import head_summary, heads_chart
 from ui.charts import show_chart
 from ui.common import (
     analysis_or_stop,
@@ -66,12 +66,11 @@ scale_col, mean_col = st.columns([3, 1], vertical_alignment="bottom")
 with scale_col:
     scale = colour_scale_choice()
 show_mean = mean_col.toggle(tr("show_mean_label"), key="show_mean", disabled=heads == 1)
-grid = head_grid(
-    analysis.weights,
-    labels,
-    head_title=tr("head_title", i="{i}"),
-    mean_title=tr("mean_title") if show_mean and heads > 1 else None,
-)
+titles = {
+    "head_title": tr("head_title", i="{i}"),
+    "mean_title": tr("mean_title") if show_mean and heads > 1 else None,
+}
+grid = head_grid(analysis.weights, labels, **titles)
 head_dim = settings.embed_dim // settings.heads
 st.caption(
     tr(
@@ -98,7 +97,9 @@ elif not panel_layout(labels, len(grid.titles)).cell_numbers:
     st.caption(tr("large_view_note", n=n))
 st.caption(tr(f"scale_caption_{scale}", n=n, uniform=1 / n, top=RELATIVE_MAX / n))
 show_chart(
-    heads_spec(grid, scale=scale, colorbar_title=tr(f"scale_bar_{scale}"), exact=(exact,)),
+    heads_chart(
+        settings.model, **titles, scale=scale, colorbar_title=tr(f"scale_bar_{scale}"), exact=exact
+    ),
     key="heads_chart",
     filename=download_name(settings.text, "png", prefix=tr("download_prefix")).removesuffix(".png"),
 )

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "cached_analysis",
     "head_summary",
+    "heads_chart",
     "import_ui_stack",
     "lens_ablation",
     "lens_flow",
@@ -125,6 +126,31 @@ def head_summary(model: ModelSettings) -> tuple[list[HeadStats], list, Flatness]
     weights = _view(model, None, MAX_TOKENS).weights  # (H, n, n)
     stats = head_stats(weights)
     return stats, head_patterns(weights, stats), flatness(weights)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)  # JSON: ~60 kB at 32 tokens, 2.3 MB at 512
+def heads_chart(
+    model: ModelSettings,
+    *,
+    head_title: str,
+    mean_title: str | None,
+    scale: str,
+    colorbar_title: str,
+    exact: int,
+) -> str:
+    """The landing page's heads chart of the view of `model`, as the JSON the chart element
+    receives (`figures.heads.heads_spec`, `ui.charts.figure_json`), built once per view and
+    language: a class that opens the teacher's link gets the same bytes without building
+    them again (on a first visit that was a third of the server's CPU)."""
+    from attention_core.figures.heads import head_grid, heads_spec
+    from ui.charts import figure_json
+
+    analysis = _view(model, None, MAX_TOKENS)
+    grid = head_grid(
+        analysis.weights, analysis.labels, head_title=head_title, mean_title=mean_title
+    )
+    spec = heads_spec(grid, scale=scale, colorbar_title=colorbar_title, exact=(exact,))
+    return figure_json(spec)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)  # a 512-token entry holds ~100 MB

@@ -190,20 +190,21 @@ def figure_json(figure: go.Figure | Mapping[str, Any]) -> str:
 
 
 def show_chart(
-    figure: go.Figure | Mapping[str, Any],
+    figure: go.Figure | Mapping[str, Any] | str,
     *,
     key: str,
     where: Any = st,
     filename: str | None = None,
     clicks: bool = False,
 ) -> dict[str, Any] | None:
-    """Draw `figure` (a `go.Figure` or its plain dict) under `key` (in `where`, a column or
-    placeholder, when given); the same key on the next run updates the same chart in
-    place. `filename` names the PNG and SVG downloads; the toolbar speaks the interface's
-    language. With `clicks`, a click on a point reruns the script and this returns
-    `{"x", "y", "curve"}` of that point on that run (None on other runs)."""
+    """Draw `figure` (a `go.Figure`, its plain dict, or `figure_json`'s JSON) under
+    `key` (in `where`, a column or placeholder, when given); the same key on the next run
+    updates the same chart in place. `filename` names the PNG and SVG downloads; the
+    toolbar speaks the interface's language. With `clicks`, a click on a point reruns the
+    script and this returns `{"x", "y", "curve"}` of that point on that run (None on other
+    runs)."""
     data = {
-        "figure": figure_json(figure),
+        "figure": figure if isinstance(figure, str) else figure_json(figure),
         "config": {**chart_config(lang(), filename=filename), "responsive": True},
         "plotly": _plotly_url(),
         "svg": svg_button(lang(), filename=filename),
