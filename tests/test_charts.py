@@ -52,3 +52,25 @@ def test_numpy_arrays_become_typed_arrays_and_nan_becomes_null() -> None:
     loose = {"data": [{"type": "bar", "y": [1.0, float("nan")], "x": [np.int64(3), 4]}]}
     sent = json.loads(figure_json(loose))  # valid JSON: NaN outside an array is null
     assert sent["data"][0]["y"] == [1.0, None] and sent["data"][0]["x"] == [3, 4]
+
+
+def test_the_served_plotly_js_is_the_version_the_plotly_package_ships() -> None:
+    """assets/plotly holds plotly.js's cartesian bundle, unchanged (its hash), of the same
+    version as the full bundle inside the plotly package that builds the figures."""
+    import hashlib
+    import re
+    from pathlib import Path
+
+    import plotly
+
+    from attention_core.resources import ASSETS_DIR
+    from ui.charts import PLOTLY_JS
+
+    ours = (ASSETS_DIR / "plotly" / PLOTLY_JS).read_bytes()
+    full = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_bytes()
+    version = re.compile(rb"plotly\.js[^\n]*? v(\d+\.\d+\.\d+)")
+    assert version.search(ours[:300]).group(1) == version.search(full[:300]).group(1)
+    assert b"(cartesian - minified)" in ours[:300]
+    digest = "79542150855a52c567260e3137095dbe2b744e6d702a5cabe67da246942fba7a"
+    assert hashlib.sha256(ours).hexdigest() == digest
+    assert len(ours) < len(full) / 3  # what a phone downloads and parses

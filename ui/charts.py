@@ -7,7 +7,8 @@ whole spec, then Plotly.newPlot): measured in Chromium, about 0.45 s from Ctrl+E
 iframe) keeps one chart per key mounted and hands each new figure to `Plotly.react`, which
 changes only what changed: 0.22-0.31 s on the same machine and load.
 
-Offline: plotly.js is the copy that ships inside the `plotly` Python package, served by
+Offline: plotly.js is its cartesian bundle in assets/plotly (the version the `plotly`
+Python package ships, a third of the full bundle's bytes for a phone), served by
 Streamlit's own component file route (a v1 component declared only to serve that folder)
 and loaded once per page. Hover, the toolbar, zoom and PNG export are Plotly's own; SVG
 export is a button added here (its tooltip from the catalog). The toolbar speaks the
@@ -28,7 +29,6 @@ import threading
 from collections.abc import Mapping
 from contextlib import nullcontext
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import plotly
@@ -38,6 +38,7 @@ import streamlit.components.v1 as components_v1
 
 from attention_core.figures.style import TEMPLATE
 from attention_core.figures.toolbar import chart_config, svg_button
+from attention_core.resources import ASSETS_DIR
 from ui.common import lang
 
 if TYPE_CHECKING:
@@ -46,7 +47,10 @@ if TYPE_CHECKING:
 __all__ = ["CHART_COMPONENT", "figure_json", "show_chart"]
 
 CHART_COMPONENT = "attention_studio_chart"
-_PLOTLY_DIR = Path(plotly.__file__).resolve().parent / "package_data"  # holds plotly.min.js
+# plotly.js's cartesian bundle (heatmap, scatter, bar: all the app draws), the version
+# the plotly package ships: a third of the full bundle a phone would download and parse
+_PLOTLY_DIR = ASSETS_DIR / "plotly"
+PLOTLY_JS = "plotly-cartesian.min.js"
 _ASSETS = "plotly_js"  # the v1 component that only serves _PLOTLY_DIR
 _served = threading.Event()
 
@@ -153,7 +157,7 @@ def _plotly_url() -> str:
         _served.set()
     base = str(st.get_option("server.baseUrlPath") or "").strip("/")
     prefix = f"/{base}" if base else ""
-    return f"{prefix}/component/{__name__}.{_ASSETS}/plotly.min.js"
+    return f"{prefix}/component/{__name__}.{_ASSETS}/{PLOTLY_JS}"
 
 
 @cache
