@@ -19,6 +19,7 @@ from attention_core.train import Snapshot
 from attention_core.train.live import PACES, LiveRun
 from ui.charts import show_chart
 from ui.common import choose, tr
+from ui.slots import place_released
 from ui.train_figures import heads_figure
 from ui.train_run import RunView, current_run, draw_frame, train_button
 
@@ -118,7 +119,8 @@ def play(run: LiveRun, view: RunView, replay: Replay, scale: str, pace: str) -> 
     steps = run.steps.tolist()
     delay = PACES[pace] / max(len(steps) - 1, 1)  # the whole run in the pace's time
     for index in range(steps.index(replay.step) + 1, len(steps)):
-        time.sleep(delay)
+        with place_released():  # ui/slots.py: other sessions run meanwhile
+            time.sleep(delay)
         snap = run.snapshots[index]
         state[PLAY_AT] = snap.step
         draw_frame(run, view, index, scale, keys=f"train_play_{{}}_{index}", marker=snap.step)

@@ -19,6 +19,7 @@ import streamlit as st
 from attention_core.train.live import PACES, SHARP_FOCUS, LiveRun, frame_delay
 from ui.charts import show_chart
 from ui.common import md_escape, tr
+from ui.slots import place_released
 from ui.train_detector import show_detector
 from ui.train_figures import curves_figure, heads_figure, run_head_names
 from ui.train_settings import config_from_state, problem_of
@@ -197,7 +198,8 @@ def train_live(run: LiveRun, view: RunView, scale: str, pace: str) -> NoReturn:
         if run.advance() is None:
             break
         if pace != "fast":  # one frame per snapshot, on the pace's clock
-            time.sleep(frame_delay(pace, run.progress, time.monotonic() - clock))
+            with place_released():  # ui/slots.py: other sessions run meanwhile
+                time.sleep(frame_delay(pace, run.progress, time.monotonic() - clock))
         view.progress.progress(run.progress, text=_progress_text(run))
         if pace != "fast" or not run.running or time.monotonic() - last_draw >= REDRAW_S:
             draw_live()
