@@ -14,9 +14,11 @@ and nginx accepts every configuration the generator writes.
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -25,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, parse_qsl, quote, urlsplit
+from urllib.parse import parse_qs, parse_qsl, quote, urljoin, urlsplit
 
 import psutil
 import pytest
@@ -231,6 +233,16 @@ def test_health_and_long_links_pass_through_nginx(cluster: Cluster):
     assert len(link) > 16_000
     with urllib.request.urlopen(link, timeout=30) as response:
         assert response.status == 200 and b"<html" in response.read().lower()
+        page = response.geturl()
+    # Streamlit's own bundles come uncompressed from a replica; nginx gzips them for phones
+    with urllib.request.urlopen(cluster.url + "/", timeout=10) as response:
+        html = response.read().decode()
+    script = re.search(r'src="([^"]+\.js)"', html).group(1)
+    asked = urllib.request.Request(urljoin(page, script), headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(asked, timeout=10) as response:
+        body = response.read()
+        assert response.headers.get("Content-Encoding") == "gzip"
+    assert len(gzip.decompress(body)) > 2 * len(body)
 
 
 def test_sessions_survive_a_replica_going_down(cluster: Cluster, browser) -> None:
