@@ -4,6 +4,7 @@
     python -m bench burst --quick      # 30 students over 10 s
     python -m bench.section_burst      # the same, alone (Locust's gevent patches the
                                        # standard library at import: its own process)
+    python -m bench.section_burst --app-dir ../old-checkout   # serve another tree: A/B
 
 Two parts, each against a fresh `streamlit run app.py` (deploy/app_server.py), warmed up
 as deploy/ does:
@@ -20,6 +21,7 @@ as deploy/ does:
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,10 +29,9 @@ from pathlib import Path
 import psutil
 
 from bench.section_load import SHARED_TEXT, WORDS, ClassResult, Student, run_class
-from bench.standalone import run_alone
 from bench.streamlit_client import StreamlitTab
 from bench.tables import RESULTS_DIR, Table, fmt_s
-from deploy.app_server import serving, warm_up
+from deploy.app_server import APP_DIR, serving, warm_up
 
 __all__ = ["VisitCost", "run", "visit_cost"]
 
@@ -86,20 +87,20 @@ def visit_cost(url: str, pid: int, n: int = CALIBRATION) -> VisitCost:
     return VisitCost(spent["shared"] / n, spent["own"] / n, spent["edit"] / n)
 
 
-def _burst(students: int, arrival_s: float, logs: Path) -> ClassResult:
-    with serving(log=logs / f"burst-{arrival_s:.0f}.log") as app:
+def _burst(students: int, arrival_s: float, logs: Path, app_dir: Path) -> ClassResult:
+    with serving(log=logs / f"burst-{arrival_s:.0f}.log", app_dir=app_dir) as app:
         print(f"warm-up: {warm_up(app.url)}", flush=True)
         return run_class(app.url, students, server_pids=[app.process.pid], user=_student(arrival_s))
 
 
-def run(*, quick: bool = False) -> tuple[list[Table], dict]:
+def run(*, quick: bool = False, app_dir: Path = APP_DIR) -> tuple[list[Table], dict]:
     students = 30 if quick else 100
     logs = Path(tempfile.mkdtemp(prefix="bench-burst-", dir=RESULTS_DIR.parent))
     cost_table = Table(
         "Server CPU per action, one at a time (24 words, 64 dims × 8 heads)",
         ["first visit, shared link", "first visit, own sentence", "edit"],
     )
-    with serving(log=logs / "visits.log") as app:
+    with serving(log=logs / "visits.log", app_dir=app_dir) as app:
         warm_up(app.url)
         cost = visit_cost(app.url, app.process.pid, 8 if quick else CALIBRATION)
     cost_table.add(*(f"{s * 1000:.0f} ms" for s in (cost.shared_visit, cost.own_visit, cost.edit)))
@@ -123,7 +124,7 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
     )
     raw: dict[str, object] = {"cost": cost.__dict__}
     for arrival in (10.0,) if quick else (10.0, 30.0):
-        r = _burst(students, arrival, logs)
+        r = _burst(students, arrival, logs, app_dir)
         raw[f"burst_{arrival:.0f}"] = r.__dict__
         burst_table.add(
             f"{arrival:.0f} s",
@@ -145,7 +146,13 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    run_alone(run, "python -m bench.section_burst", quick_help="30 students over 10 s", argv=argv)
+    parser = argparse.ArgumentParser(prog="python -m bench.section_burst")
+    parser.add_argument("--quick", action="store_true", help="30 students over 10 s")
+    parser.add_argument("--app-dir", type=Path, default=APP_DIR, help="serve this tree's app.py")
+    args = parser.parse_args(argv)
+    tables, _ = run(quick=args.quick, app_dir=args.app_dir.resolve())
+    print(f"app: {args.app_dir.resolve()}")
+    print("\n".join(t.markdown() for t in tables))
 
 
 if __name__ == "__main__":
