@@ -155,7 +155,7 @@ def _error_reasons(module: str, error: str) -> set[str]:
     """The `reason` literals `module` (a file, or every file of a package) raises `error`
     with (its second positional argument)."""
     path = ROOT / module
-    files = sorted(path.glob("*.py")) if path.is_dir() else [path]
+    files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
     trees = [ast.parse(f.read_text(encoding="utf-8")) for f in files]
     return {
         node.args[1].value
