@@ -22,6 +22,7 @@ as deploy/ does:
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,43 +101,47 @@ def run(*, quick: bool = False, app_dir: Path = APP_DIR) -> tuple[list[Table], d
         "Server CPU per action, one at a time (24 words, 64 dims × 8 heads)",
         ["first visit, shared link", "first visit, own sentence", "edit"],
     )
-    with serving(log=logs / "visits.log", app_dir=app_dir) as app:
-        warm_up(app.url)
-        cost = visit_cost(app.url, app.process.pid, 8 if quick else CALIBRATION)
-    cost_table.add(*(f"{s * 1000:.0f} ms" for s in (cost.shared_visit, cost.own_visit, cost.edit)))
-    cost_table.notes.append(
-        "Each action on a session of its own; the shared link is what the teacher's QR code "
-        "gives every student (the same sentence), own = a sentence nobody opened before."
-    )
-    burst_table = Table(
-        f"{students} students arriving at once, one `streamlit run app.py` (3 edits each, "
-        "5–15 s think time; Locust over the websocket protocol)",
-        [
-            "arrivals over",
-            "connections failed",
-            "errors",
-            "edits",
-            "page load p50 / p95",
-            "edit p50 / p95 / max",
-            "server CPU s",
-            "server RSS MB",
-        ],
-    )
-    raw: dict[str, object] = {"cost": cost.__dict__}
-    for arrival in (10.0,) if quick else (10.0, 30.0):
-        r = _burst(students, arrival, logs, app_dir)
-        raw[f"burst_{arrival:.0f}"] = r.__dict__
-        burst_table.add(
-            f"{arrival:.0f} s",
-            r.connect_failed,
-            r.errors,
-            r.edits,
-            f"{fmt_s(r.open_p50_s)} / {fmt_s(r.open_p95_s)}",
-            f"{fmt_s(r.p50_s)} / {fmt_s(r.p95_s)} / {fmt_s(r.max_s)}",
-            f"{r.server_cpu_s:.1f}",
-            f"{r.server_rss_mb[0]:.0f} → {r.server_rss_mb[1]:.0f}",
+    try:
+        with serving(log=logs / "visits.log", app_dir=app_dir) as app:
+            warm_up(app.url)
+            cost = visit_cost(app.url, app.process.pid, 8 if quick else CALIBRATION)
+        spent = (cost.shared_visit, cost.own_visit, cost.edit)
+        cost_table.add(*(f"{seconds * 1000:.0f} ms" for seconds in spent))
+        cost_table.notes.append(
+            "Each action on a session of its own; the shared link is what the teacher's QR code "
+            "gives every student (the same sentence), own = a sentence nobody opened before."
         )
-        burst_table.notes.extend(f"{arrival:.0f} s: {e}" for e in r.error_samples[:3])
+        burst_table = Table(
+            f"{students} students arriving at once, one `streamlit run app.py` (3 edits each, "
+            "5–15 s think time; Locust over the websocket protocol)",
+            [
+                "arrivals over",
+                "connections failed",
+                "errors",
+                "edits",
+                "page load p50 / p95",
+                "edit p50 / p95 / max",
+                "server CPU s",
+                "server RSS MB",
+            ],
+        )
+        raw: dict[str, object] = {"cost": cost.__dict__}
+        for arrival in (10.0,) if quick else (10.0, 30.0):
+            r = _burst(students, arrival, logs, app_dir)
+            raw[f"burst_{arrival:.0f}"] = r.__dict__
+            burst_table.add(
+                f"{arrival:.0f} s",
+                r.connect_failed,
+                r.errors,
+                r.edits,
+                f"{fmt_s(r.open_p50_s)} / {fmt_s(r.open_p95_s)}",
+                f"{fmt_s(r.p50_s)} / {fmt_s(r.p95_s)} / {fmt_s(r.max_s)}",
+                f"{r.server_cpu_s:.1f}",
+                f"{r.server_rss_mb[0]:.0f} → {r.server_rss_mb[1]:.0f}",
+            )
+            burst_table.notes.extend(f"{arrival:.0f} s: {e}" for e in r.error_samples[:3])
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
     burst_table.notes.append(
         "A connection fails when the websocket does not open within 10 s; an error is a "
         "failed connection, a broken reply, an exception or error box, or another "
