@@ -179,11 +179,13 @@ def page_url(page: Any | None = None) -> str:
     return f"{served_base().base}/{_url_path(page)}"
 
 
-def address_warning() -> None:
-    """A warning with the fix, when no student's phone can open the share links."""
+def address_warning() -> str | None:
+    """A warning with the fix, when no student's phone can open the share links; returns
+    the warning's catalog key (None: phones can open them)."""
     problem = served_base().problem
     if problem:
         st.warning(tr(problem), icon=":material/wifi_off:")
+    return problem
 
 
 def set_share_query(query: dict[str, str] | None) -> None:
@@ -242,12 +244,12 @@ def presenter_mode(page: Any | None = None) -> None:
     if st.query_params.get(PRESENT_PARAM) != "1":
         st.query_params[PRESENT_PARAM] = "1"  # a page switch cleared it
     st.html(_CSS)
-    address_warning()
+    unreachable = address_warning()
     with st.container(key="presenter_corner"):
         link = share_link(page)
         state["_presenter_link"] = link  # what the QR code says (tests read it)
         st.image(qr_png(link), caption=tr("presenter_qr_caption"))
-        if served_base().problem:
+        if unreachable:
             st.caption(f":material/wifi_off: {tr('address_corner_short')}")
         st.button(
             tr("presenter_leave"),
