@@ -9,6 +9,8 @@ and use the Jensen–Shannon divergence between the rows of two heads for simila
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -20,10 +22,12 @@ __all__ = [
     "STAT_NAMES",
     "Flatness",
     "HeadStats",
+    "SameWord",
     "flatness",
     "head_patterns",
     "head_similarity",
     "head_stats",
+    "same_word",
     "similarity_order",
 ]
 
@@ -255,3 +259,90 @@ def similarity_order(similarity: np.ndarray) -> list[int]:
         order.append(nxt)
         left.remove(nxt)
     return order
+
+
+# --- same-word attention: does a head read the rest of its word? ------------------------------
+SAME_WORD_SHUFFLES = 64  # shuffled segmentations the baseline averages (seeded: deterministic)
+
+
+@dataclass(frozen=True)
+class SameWord:
+    """One head's attention to the other units of each unit's own word, and the same head
+    measured with the word boundaries shuffled (the same word lengths in another order)."""
+
+    head: int
+    observed: float  # mean over rows with a word partner of the mass on those partners
+    shuffled: float  # the same mean under shuffled boundaries (averaged over the shuffles)
+    rows: int  # rows with a word partner in the real segmentation
+
+    @property
+    def ratio(self) -> float:
+        """observed / shuffled: about 1 for a head blind to words (previous-unit, uniform)."""
+        return self.observed / self.shuffled if self.shuffled > 0 else float("nan")
+
+
+def _partner_mass(w: np.ndarray, word: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, int]:
+    """Mean over rows that have a partner (same word, another position, allowed) of the
+    row's mass on its partners; and how many such rows. w (H, n, n) → per head (H,)."""
+    same = (word[:, None] == word[None, :]) & (word[:, None] >= 0)  # (n, n)
+    np.fill_diagonal(same, False)
+    same &= allowed
+    has = same.any(axis=1)  # (n,)
+    if not has.any():
+        return np.full(w.shape[0], np.nan), 0
+    mass = (w * same).sum(axis=-1)  # (H, n)
+    return mass[:, has].mean(axis=1), int(has.sum())
+
+
+def same_word(
+    weights: np.ndarray,
+    word_lengths: list[int],
+    *,
+    offset: int = 0,
+    causal: bool = False,
+    shuffles: int = SAME_WORD_SHUFFLES,
+    seed: int = 0,
+) -> list[SameWord]:
+    """Same-word attention of each head of `weights` (H, n, n) or (n, n).
+
+    `word_lengths` segments the positions offset .. offset+Σ-1 into words, in order (jieba's
+    words, in characters); positions outside (a [BOS] at 0: offset=1) belong to no word.
+    A row's partners are the other positions of its word that it may attend to (with
+    `causal`, only the earlier ones). The baseline permutes the words (lengths kept) with a
+    seeded generator (every order, each once, when there are at most `shuffles` of them)
+    and measures the same head against those boundaries.
+    """
+    w = _as_heads(np.asarray(weights, dtype=np.float64))
+    n = w.shape[-1]
+    lengths = [int(x) for x in word_lengths]
+    if min(lengths, default=1) < 1 or offset < 0 or offset + sum(lengths) > n:
+        raise ValueError(f"words of lengths {lengths} from position {offset} do not fit {n} keys")
+    allowed = np.tril(np.ones((n, n), dtype=bool)) if causal else np.ones((n, n), dtype=bool)
+
+    def labels(order: list[int]) -> np.ndarray:
+        word = np.full(n, -1)
+        start = offset
+        for index in order:
+            word[start : start + lengths[index]] = index
+            start += lengths[index]
+        return word
+
+    observed, rows = _partner_mass(w, labels(list(range(len(lengths)))), allowed)
+    k = len(lengths)
+    if math.factorial(k) <= shuffles:
+        orders = [list(order) for order in itertools.permutations(range(k))]
+    else:
+        rng = np.random.default_rng(seed)
+        orders = [list(rng.permutation(k)) for _ in range(shuffles)]
+    baseline = np.zeros(w.shape[0])
+    counted = 0
+    for order in orders:
+        mass, shuffled_rows = _partner_mass(w, labels(order), allowed)
+        if shuffled_rows:
+            baseline += mass
+            counted += 1
+    baseline = baseline / counted if counted else np.full(w.shape[0], np.nan)
+    return [
+        SameWord(head=h, observed=float(observed[h]), shuffled=float(baseline[h]), rows=rows)
+        for h in range(w.shape[0])
+    ]

@@ -16,6 +16,7 @@ from attention_core.stats import (
     head_patterns,
     head_similarity,
     head_stats,
+    same_word,
     similarity_order,
 )
 
@@ -194,3 +195,44 @@ def test_flatness_of_a_large_grid_reads_percentiles_off_a_sample_to_three_decima
     assert f.low == pytest.approx(low, abs=5e-5) and f.high == pytest.approx(high, abs=5e-5)
     logs = np.log(w.astype(np.float64))
     assert f.score_spread == pytest.approx(logs.std(-1).mean(), rel=1e-4)
+
+
+# --- same-word attention ------------------------------------------------------------------------
+def test_same_word_by_hand_two_words():
+    # words [0 1] [2]; rows 0 and 1 have a partner: 0.9 and 0.6 → 0.75. The other order
+    # [0] [1 2]: rows 1 and 2, 0.1 and 0.2 → 0.15. Both orders, once each: baseline 0.45.
+    w = np.array([[0.1, 0.9, 0.0], [0.6, 0.3, 0.1], [0.2, 0.2, 0.6]])
+    (head,) = same_word(w, [2, 1])
+    assert head.rows == 2
+    assert head.observed == pytest.approx(0.75, abs=1e-12)
+    assert head.shuffled == pytest.approx(0.45, abs=1e-12)
+    assert head.ratio == pytest.approx(0.75 / 0.45, abs=1e-12)
+
+
+def test_same_word_causal_counts_only_earlier_partners_and_skips_bos():
+    # [BOS] then 中和 / 有: only 和 (position 2) has an earlier partner, 中 (position 1)
+    w = np.array([[1, 0, 0, 0], [0.5, 0.5, 0, 0], [0.1, 0.7, 0.2, 0], [0.25, 0.25, 0.25, 0.25]])
+    (head,) = same_word(w, [2, 1], offset=1, causal=True)
+    assert head.rows == 1 and head.observed == pytest.approx(0.7, abs=1e-12)
+    # the other order 有 / 中和 puts the pair at positions 2, 3: row 3 gives 0.25 to 2
+    assert head.shuffled == pytest.approx((0.7 + 0.25) / 2, abs=1e-12)
+
+
+def test_same_word_blind_heads_score_one_and_a_word_head_above():
+    lengths = [2, 1, 2, 3]  # 中和 / 有 / 一個 / 永和路
+    n = sum(lengths)
+    uniform = np.full((n, n), 1 / n)
+    word = np.repeat(np.arange(len(lengths)), lengths)
+    same = (word[:, None] == word[None, :]) & ~np.eye(n, dtype=bool)
+    # 80 % of each row on the other characters of its word, 20 % spread over the rest
+    focused = np.where(same, 0.8 / same.sum(1, keepdims=True).clip(1), 0.0)
+    focused += np.where(~same, 0.2 / (~same).sum(1, keepdims=True), 0.0)
+    uni, foc = same_word(np.stack([uniform, focused]), lengths)
+    assert uni.ratio == pytest.approx(1.0, abs=1e-12)  # depends on word lengths only
+    # on a sentence this short shuffled words still overlap the real ones a lot: 1.56
+    assert foc.observed == pytest.approx(0.8, abs=1e-12) and foc.ratio > 1.5
+
+
+def test_same_word_refuses_words_that_do_not_fit():
+    with pytest.raises(ValueError, match="do not fit"):
+        same_word(np.eye(3), [2, 2])
