@@ -136,8 +136,9 @@ def test_a_run_is_watched_replayed_and_an_induction_head_is_named_in_both_langua
     expect(main.get_by_text("Trained 300 steps")).to_be_visible(timeout=WAIT_MS)
     frames = page.evaluate(_STOP_FRAMES)
     # 31 snapshots at 10 steps each; a busy browser paints two that arrive within one of
-    # its frames as one (18 of 31 seen in CI), so at least a third must be seen apart
-    assert len(frames) >= 10, frames
+    # its frames as one (18 of 31 seen in CI, 10 on a machine also training a model), so
+    # six distinct pictures spread over the pace (below) are what proves a live run
+    assert len(frames) >= 6, frames
     span = (frames[-1] - frames[0]) / 1000
     print(f"watch pace: {len(frames)} head frames painted over {span:.1f} s")
     assert span >= 6.0, frames  # spread over the pace, not 0.7 s
