@@ -32,6 +32,7 @@ import torch
 from attention_core.reader.model import ReaderConfig, ReaderLM
 from attention_core.reader.vocab import Vocab
 from attention_core.reader.weights import SHIPPED_DIR, save
+from attention_core.train.corpus import HAN
 
 __all__ = [
     "REFERENCE_TEXTS",
@@ -124,9 +125,8 @@ def encode_lines(lines: Sequence[str], vocab: Vocab) -> np.ndarray:
 
 
 def _is_cjk(token: str) -> bool:
-    return len(token) == 1 and (
-        "\u3400" <= token <= "\u9fff" or "\uf900" <= token <= "\ufaff" or token >= "\U00020000"
-    )
+    """One Han character, as the corpus counts them (`attention_core.train.corpus.HAN`)."""
+    return len(token) == 1 and bool(HAN.fullmatch(token))
 
 
 def unit_kinds(vocab: Vocab) -> np.ndarray:

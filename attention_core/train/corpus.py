@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "HAN",
     "OPENCC_CONFIG",
     "SOURCES",
     "CorpusError",
@@ -102,7 +103,8 @@ SOURCES = {
 }
 DEFAULT_SOURCES = tuple(SOURCES)
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+# a Han character: what the manifest counts and the reader scores as "Chinese"
+HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
 _WIDE = r"\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f"
 _JOIN = re.compile(rf"(?<=[{_WIDE}]) (?=[{_WIDE}])")
 _WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
@@ -132,7 +134,7 @@ def is_prose(line: str) -> bool:
         return False
     if len(_NOT_LETTER.findall(line)) > 0.4 * visible:
         return False
-    return bool(_HAN.search(line)) or sum(len(w) > 1 for w in _WORD.findall(line)) >= 3
+    return bool(HAN.search(line)) or sum(len(w) > 1 for w in _WORD.findall(line)) >= 3
 
 
 def sentences(paragraph: str) -> list[str]:
@@ -333,7 +335,7 @@ def _documents(
 
 def _stats(docs: Sequence[Document]) -> dict[str, int]:
     text = "\n".join(line for d in docs for line in d.lines)
-    han, words = len(_HAN.findall(text)), len(_WORD.findall(text))
+    han, words = len(HAN.findall(text)), len(_WORD.findall(text))
     lines = sum(len(d.lines) for d in docs)
     return {"documents": len(docs), "lines": lines, "han_chars": han, "english_words": words}
 
