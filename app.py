@@ -13,6 +13,7 @@ import streamlit as st
 
 from attention_core.i18n import LANGS
 from attention_core.limits import MAX_EMBED_DIM
+from attention_core.reader.card import shipped_shape
 from attention_core.resources import ASSETS_DIR
 from attention_core.settings import (
     ATTENTION_KINDS,
@@ -20,12 +21,13 @@ from attention_core.settings import (
     MAX_SEED,
     MAX_URL_TEXT,
     TOKENIZERS,
+    WEIGHTS,
     head_options,
     nearest_heads,
     parse_settings,
 )
 from ui.cache import import_ui_stack
-from ui.common import choose, current_settings, entry_guard, md_escape, tr
+from ui.common import choose, entry_guard, md_escape, sidebar_settings, tr
 from ui.presenter import presenter_mode
 from ui.slots import script_place
 
@@ -105,49 +107,102 @@ with script_place():
         )
         choose(
             st.radio,
-            tr("attention_label"),
-            ATTENTION_KINDS,
-            key="attention",
+            tr("weights_label"),
+            WEIGHTS,
+            key="weights",
             horizontal=True,
-            format_func=lambda option: tr(f"attention_{option}"),
+            format_func=lambda option: tr(f"weights_{option}"),
+            help=tr("weights_help"),
         )
-        st.number_input(
-            tr("embed_dim_label"),
-            1,
-            MAX_EMBED_DIM,
-            state["embed_dim"],
-            step=1,
-            key="embed_dim",
-            on_change=_fit_heads,
-        )
-        if state["num_heads"] not in head_options(state["embed_dim"]):
-            _fit_heads()
-        choose(
-            st.select_slider,
-            tr("num_heads_label"),
-            head_options(state["embed_dim"]),
-            key="num_heads",
-            disabled=state["attention"] == "single",
-            help=tr("num_heads_help", head_dim=state["embed_dim"] // state["num_heads"]),
-        )
-        st.number_input(
-            tr("seed_label"), 0, MAX_SEED, state["seed"], step=1, key="seed", help=tr("seed_help")
-        )
-        st.toggle(tr("causal_label"), state["causal"], key="causal", help=tr("causal_help"))
-        st.toggle(
-            tr("positional_label"),
-            state["positional"],
-            key="positional",
-            help=tr("positional_help"),
-        )
+        shape = shipped_shape() if state["weights"] == "trained" else None
+        if shape is not None:
+            # the checkpoint's sizes were learned together: shown, not offered (the untrained
+            # module's own settings wait in the session and the link for its return)
+            if state.get("layer") is None or not 0 <= state["layer"] < shape.num_layers:
+                state["layer"] = shape.default_layer
+            choose(
+                st.selectbox,
+                tr("layer_label"),
+                range(shape.num_layers),
+                key="layer",
+                format_func=lambda i: tr(
+                    "layer_clearest" if i == shape.default_layer else "layer_option", i=i
+                ),
+                help=tr("layer_help"),
+            )
+            fixed_dim, fixed_heads = st.columns(2)
+            fixed_dim.number_input(
+                tr("embed_dim_label"), value=shape.embed_dim, disabled=True, key="fixed_embed_dim"
+            )
+            fixed_heads.number_input(
+                tr("num_heads_label"), value=shape.num_heads, disabled=True, key="fixed_num_heads"
+            )
+            st.caption(
+                tr(
+                    "trained_fixed",
+                    embed_dim=shape.embed_dim,
+                    heads=shape.num_heads,
+                    head_dim=shape.embed_dim // shape.num_heads,
+                    layers=shape.num_layers,
+                    context=shape.context,
+                )
+            )
+        else:
+            choose(
+                st.radio,
+                tr("attention_label"),
+                ATTENTION_KINDS,
+                key="attention",
+                horizontal=True,
+                format_func=lambda option: tr(f"attention_{option}"),
+            )
+            st.number_input(
+                tr("embed_dim_label"),
+                1,
+                MAX_EMBED_DIM,
+                state["embed_dim"],
+                step=1,
+                key="embed_dim",
+                on_change=_fit_heads,
+            )
+            if state["num_heads"] not in head_options(state["embed_dim"]):
+                _fit_heads()
+            choose(
+                st.select_slider,
+                tr("num_heads_label"),
+                head_options(state["embed_dim"]),
+                key="num_heads",
+                disabled=state["attention"] == "single",
+                help=tr("num_heads_help", head_dim=state["embed_dim"] // state["num_heads"]),
+            )
+            st.number_input(
+                tr("seed_label"),
+                0,
+                MAX_SEED,
+                state["seed"],
+                step=1,
+                key="seed",
+                help=tr("seed_help"),
+            )
+            st.toggle(tr("causal_label"), state["causal"], key="causal", help=tr("causal_help"))
+            st.toggle(
+                tr("positional_label"),
+                state["positional"],
+                key="positional",
+                help=tr("positional_help"),
+            )
         st.caption(tr("share_hint"))
 
     # --- the URL mirrors the settings, so a copied link reproduces this view ------------------
-    settings = current_settings()
+    settings = sidebar_settings()
     state["_settings"] = settings
-    for key, value in settings.to_query_params().items():
+    params = settings.to_query_params()
+    for key, value in params.items():
         if st.query_params.get(key) != value:
             st.query_params[key] = value
+    for key in ("weights", "layer"):  # back to the untrained module: its links as before
+        if key not in params:
+            st.query_params.pop(key, None)
     if len(settings.text) > MAX_URL_TEXT:
         st.query_params.pop("text", None)
         st.sidebar.caption(tr("url_text_too_long", limit=MAX_URL_TEXT))

@@ -1,7 +1,9 @@
 """Text in, attention out: tokenize → embed → the project's attention module.
 
 The one forward path of the app. `forward` embeds token lists and runs the seeded module
-that a `ModelSettings` describes; every page and lesson that runs the project's own attention
+that a `ModelSettings` describes, or, with `weights="trained"`, runs them through the
+project's trained reader up to the chosen layer and that layer's own module
+(`attention_core.reader.run`); every page and lesson that runs the project's own attention
 goes through it (`analyze` for a sentence, `compare.untrained_attention` for a pretrained
 model's tokens, `masking` for a padded batch, `positions` for a shuffled sentence).
 `analyze` returns plain NumPy data, so results can be cached, pickled and drawn without
@@ -57,6 +59,15 @@ def forward(
     replaces the causal mask `settings.causal` implies. `divisor` overrides √d_k.
     Returns the trace: weights (B, H, n, n), H = 1 for single-head.
     """
+    settings = settings.effective
+    if settings.trained:
+        if module is not None:
+            raise ValueError("the trained reader runs its own layer's module; pass no module")
+        from attention_core.reader import load_shipped
+        from attention_core.reader.run import layer_trace
+
+        layer = settings.layer or 0
+        return layer_trace(load_shipped(), sentences, layer, mask=mask, divisor=divisor)
     module = module or build_module(settings)
     dim, seed, positional = settings.embed_dim, settings.seed, settings.positional
     x = torch.cat([embed(list(s), dim, seed=seed, positional=positional) for s in sentences])
@@ -74,15 +85,24 @@ class Analysis:
     settings: ModelSettings
     text: str  # the text actually tokenized (cut at MAX_TEXT_CHARS)
     tokens: list[Token]  # at most MAX_TOKENS
-    total_tokens: int  # before truncation
+    total_tokens: int  # the model's tokens in the whole text, before truncation
     text_cut: bool  # the text was longer than MAX_TEXT_CHARS
     weights: np.ndarray  # (H, n, n) float32; H = 1 for single-head
     trace: dict[str, np.ndarray] = field(default_factory=dict)  # AttentionTrace.numpy()
     divisor: float = 1.0
+    # trained weights: the tokens the reader's vocabulary does not hold (read as [UNK]),
+    # and whether the reader's characters were pooled to jieba words
+    unknown: tuple[int, ...] = ()
+    pooled: bool = False
+    read: int = -1  # tokens the model read (before any pooling); -1: len(tokens)
+
+    @property
+    def read_tokens(self) -> int:
+        return len(self.tokens) if self.read < 0 else self.read
 
     @property
     def truncated(self) -> bool:
-        return self.text_cut or self.total_tokens > len(self.tokens)
+        return self.text_cut or self.total_tokens > self.read_tokens
 
     @property
     def labels(self) -> list[str]:
@@ -100,18 +120,57 @@ def analyze(
 
     `divisor` overrides √d_k (see `AttentionTrace`). With `with_trace` every step's
     array is kept (larger; only the teaching pages need it).
+
+    Trained weights read the reader's units ([BOS], then a character or an English word
+    each) up to its context; with the jieba tokenizer and no trace, the characters'
+    attention is pooled to jieba words (`attention_core.pooling`).
     """
+    settings = settings.effective
     text = settings.text[:MAX_TEXT_CHARS]
-    all_tokens = tokenize(text, settings.tokenizer)
+    unknown: list[int] = []
+    if settings.trained:
+        from attention_core.reader import load_shipped
+        from attention_core.reader.run import reader_tokens
+
+        reader = load_shipped()
+        read = reader_tokens(text, reader.vocab)
+        all_tokens, unknown = read.tokens, read.unknown
+        max_tokens = min(max_tokens, reader.config.context)
+    else:
+        all_tokens = tokenize(text, settings.tokenizer)
     tokens = all_tokens[:max_tokens]
     t = forward([tokens], settings, divisor=divisor)
+    weights = t.weights[0].numpy().astype(np.float32, copy=False)  # (H, n, n)
+    unknown = [i for i in unknown if i < len(tokens)]
+    pooled = settings.trained and settings.tokenizer == "jieba" and not with_trace
+    if pooled:
+        tokens, weights, unknown = _pool_to_words(tokens, weights, unknown, text)
     return Analysis(
         settings=settings,
         text=text,
         tokens=tokens,
         total_tokens=len(all_tokens),
         text_cut=len(settings.text) > MAX_TEXT_CHARS,
-        weights=t.weights[0].numpy().astype(np.float32, copy=False),  # (H, n, n)
+        weights=weights,
         trace=t.numpy() if with_trace else {},
         divisor=t.divisor,
+        unknown=tuple(unknown),
+        pooled=pooled,
+        read=t.weights.shape[-1],
     )
+
+
+def _pool_to_words(
+    tokens: list[Token], weights: np.ndarray, unknown: list[int], text: str
+) -> tuple[list[Token], np.ndarray, list[int]]:
+    """Characters → jieba words: (word tokens, (H, m, m) weights, the words holding an
+    unknown character)."""
+    from attention_core.pooling import pool_weights, word_groups
+
+    groups = word_groups([(t.start, t.end) for t in tokens], [t.special for t in tokens], text)
+    words = [
+        Token(text[a:b], a, b) if joined else tokens[int(np.argmax(groups.group == w))]
+        for w, ((a, b), joined) in enumerate(zip(groups.spans, groups.joined, strict=True))
+    ]
+    pooled = pool_weights(weights, groups.group).astype(np.float32)  # (H, m, m)
+    return words, pooled, sorted({int(groups.group[i]) for i in unknown})

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 
 from attention_core.i18n import DEFAULT_LANG, LANGS
 from attention_core.limits import MAX_EMBED_DIM, MAX_HEADS, valid_num_heads
+from attention_core.reader.card import shipped_shape
 from attention_core.tokenize import TOKENIZER_MODES
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "MAX_SEED",
     "MAX_URL_TEXT",
     "TOKENIZERS",
+    "WEIGHTS",
     "ModelSettings",
     "Problem",
     "Settings",
@@ -34,6 +36,10 @@ __all__ = [
 DEFAULT_TEXT = "中和有一個永和路"  # the article's example
 TOKENIZERS = TOKENIZER_MODES
 ATTENTION_KINDS = ("single", "multi")
+# untrained: the seeded module the article describes; trained: one layer of the project's
+# own reader (attention_core/reader), whose sizes are the checkpoint's
+WEIGHTS = ("untrained", "trained")
+_MAX_LAYERS = 64  # a `layer` beyond this is refused before the checkpoint is consulted
 MAX_SEED = 2**31 - 1
 MAX_URL_TEXT = 2_000  # longer text is kept in the session but not written into the link
 _TRUE = {"true", "1", "yes", "on"}
@@ -63,6 +69,35 @@ class ModelSettings:
     seed: int = 0
     causal: bool = False
     positional: bool = False
+    weights: str = "untrained"
+    layer: int | None = None  # trained weights only; None: the checkpoint's clearest layer
+
+    @property
+    def trained(self) -> bool:
+        return self.weights == "trained"
+
+    @property
+    def effective(self) -> ModelSettings:
+        """What is computed: with trained weights, the checkpoint's fixed sizes (embed_dim,
+        heads; causal, learned positions) and a layer; the untrained sliders stay as they
+        were in the sidebar and the link, for when the untrained module is chosen again.
+        Unchanged when the checkpoint's card cannot be read (the run then says why)."""
+        if not self.trained:
+            return self if self.layer is None else replace(self, layer=None)
+        shape = shipped_shape()
+        if shape is None:
+            return self
+        layer = self.layer if self.layer is not None and self.layer < shape.num_layers else None
+        return replace(
+            self,
+            attention="multi",
+            embed_dim=shape.embed_dim,
+            num_heads=shape.num_heads,
+            seed=0,
+            causal=True,
+            positional=True,
+            layer=shape.default_layer if layer is None else layer,
+        )
 
     @property
     def heads(self) -> int:
@@ -84,8 +119,13 @@ class Settings(ModelSettings):
     def to_query_params(self) -> dict[str, str]:
         """The URL form; text too long for a link is left out (see MAX_URL_TEXT)."""
         params = {
-            k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in asdict(self).items()
+            k: (str(v).lower() if isinstance(v, bool) else str(v))
+            for k, v in asdict(self).items()
+            if v is not None
         }
+        if not self.trained:  # links to the untrained module look as they always did
+            params.pop("weights", None)
+            params.pop("layer", None)
         if len(self.text) > MAX_URL_TEXT:
             del params["text"]
         return params
@@ -141,7 +181,11 @@ def parse_settings(
     problems: list[Problem] = []
 
     def reject(key: str, raw: str, reason: str, **extra: object) -> None:
-        problems.append(Problem(key, _shorten(raw), str(values[key]), reason, dict(extra)))
+        fallback = values[key]
+        if key == "layer" and fallback is None:  # the checkpoint's own starting layer
+            shape = shipped_shape()
+            fallback = shape.default_layer if shape is not None else 0
+        problems.append(Problem(key, _shorten(raw), str(fallback), reason, dict(extra)))
 
     get = {k: _last(v) for k, v in params.items() if k in KEYS}
     if "text" in get:
@@ -150,6 +194,7 @@ def parse_settings(
         ("tokenizer", TOKENIZERS),
         ("attention", ATTENTION_KINDS),
         ("lang", LANGS),
+        ("weights", WEIGHTS),
     ):
         if key in get:
             if get[key] in choices:
@@ -163,6 +208,14 @@ def parse_settings(
                 reject(key, get[key], "reason_range", lo=lo, hi=hi)
             else:
                 values[key] = number
+    if "layer" in get:
+        shape = shipped_shape()
+        layers = shape.num_layers if shape is not None else _MAX_LAYERS
+        number = _parse_int(get["layer"], 0, layers - 1)
+        if number is None:
+            reject("layer", get["layer"], "reason_range", lo=0, hi=layers - 1)
+        else:
+            values["layer"] = number
     for key in ("causal", "positional"):
         if key in get:
             flag = _parse_bool(get[key])

@@ -27,6 +27,7 @@ from ui.common import (
     token_chips,
     tr,
 )
+from ui.reader import learned_section, trained_caption, weights_switch
 
 CHIPS_OPEN_MAX = 64  # more tokens than this: their chips fold away
 FLAT_SPREAD = 1.0  # scores spread less than this (e^1 ≈ 2.7 ×): the weights are "flat"
@@ -34,10 +35,13 @@ SUMMARY_OPEN = 4  # up to this many heads, their sentences are shown unfolded
 
 entry_guard()
 st.title(tr("heatmaps_title"))
-st.caption(tr("row_explainer"))
 
 settings = current_settings()
 analysis = analysis_or_stop(settings)
+if settings.trained:
+    trained_caption(settings, analysis.pooled)
+else:
+    st.caption(tr("row_explainer"))
 labels = analysis.labels
 n, heads = len(labels), analysis.weights.shape[0]
 
@@ -104,25 +108,34 @@ show_chart(
     filename=download_name(settings.text, "png", prefix=tr("download_prefix")).removesuffix(".png"),
 )
 
-# --- why flat, and where meaning comes from ------------------------------------------------
+# --- why flat (untrained) or what was learned (trained), and where meaning comes from ------
 stats, patterns, flat = head_summary(settings.model)  # of analysis.weights, cached
-st.subheader(tr("flat_header"))
-numbers = {
-    "spread": flat.score_spread,
-    "factor": flat.factor,
-    "low": flat.low,
-    "high": flat.high,
-    "n": n,
-    "uniform": flat.uniform,
-}
-with st.container(border=True):  # not an alert box: nothing is wrong here
-    st.markdown(
-        md_escape(tr("flat_why" if flat.score_spread < FLAT_SPREAD else "spread_why", **numbers))
-    )
+if settings.trained:
+    learned_section(settings, grid.titles)
+    weights_switch(settings, key="to_untrained")
+else:
+    st.subheader(tr("flat_header"))
+    numbers = {
+        "spread": flat.score_spread,
+        "factor": flat.factor,
+        "low": flat.low,
+        "high": flat.high,
+        "n": n,
+        "uniform": flat.uniform,
+    }
+    with st.container(border=True):  # not an alert box: nothing is wrong here
+        st.markdown(
+            md_escape(
+                tr("flat_why" if flat.score_spread < FLAT_SPREAD else "spread_why", **numbers)
+            )
+        )
 
 st.subheader(tr("meaning_header"))
 st.caption(tr("meaning_intro"))
-to_pretrained, to_train, to_handmade = st.columns(3)
+to_trained, to_pretrained, to_train, to_handmade = st.columns(4)
+if not settings.trained:
+    with to_trained:
+        weights_switch(settings, key="to_trained", width="stretch")
 if to_pretrained.button(
     tr("meaning_pretrained"),
     key="to_pretrained",

@@ -19,12 +19,12 @@ from ui.common import (
     analysis_or_stop,
     choose,
     colour_scale_choice,
-    current_settings,
     entry_guard,
     md_escape,
     token_chips,
     tr,
 )
+from ui.reader import untrained_lesson
 
 state = st.session_state
 ALL_HEADS = -1
@@ -34,7 +34,7 @@ entry_guard()
 st.title(tr("masks_title"))
 st.markdown(tr("masks_intro"))
 
-settings = current_settings()
+settings = untrained_lesson("lesson_untrained_masks")
 encoder = analysis_or_stop(replace(settings, causal=False))
 decoder = cached_analysis(replace(settings, causal=True))
 labels = encoder.labels

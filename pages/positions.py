@@ -15,7 +15,8 @@ from attention_core.positions import (
 )
 from ui.cache import permutation_result
 from ui.charts import show_chart
-from ui.common import analysis_or_stop, choose, current_settings, entry_guard, md_escape, tr
+from ui.common import analysis_or_stop, choose, entry_guard, md_escape, tr
+from ui.reader import untrained_lesson
 
 state = st.session_state
 VIEWS = ("both", "plain", "positional")
@@ -34,7 +35,7 @@ entry_guard()
 st.title(tr("positions_title"))
 st.markdown(tr("positions_intro"))
 
-settings = current_settings()
+settings = untrained_lesson("lesson_untrained_positions")
 # the check is bidirectional and computes both embeddings, whatever the sidebar says
 plain_settings = replace(settings, causal=False, positional=False)
 analysis = analysis_or_stop(plain_settings)

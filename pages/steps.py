@@ -60,6 +60,8 @@ if trained is None:
 else:
     trace, labels, divisor = trained.example.trace, trained.labels, trained.example.divisor
     multi, causal = trained.example.multi, trained.example.causal
+# which weights the captions speak of: a Train-page run, the trained reader, or seeded
+origin = "trained" if trained is not None else "reader" if settings.trained else "steps"
 H, n, D = trace["q"].shape  # heads, tokens, head_dim (d_k)
 C = trace["x"].shape[1]  # embed_dim
 steps = MULTI_STEPS if multi else SINGLE_STEPS
@@ -120,9 +122,9 @@ def with_query_row(fig: object) -> object:
 def step_project() -> None:
     st.latex(r"Q = XW_q + b_q,\qquad K = XW_k + b_k,\qquad V = XW_v + b_v")
     st.markdown(md_escape(tr("steps_project_text", n=n, c=C)))
-    if trained is not None:
-        st.caption(tr("trained_x_note"))
-    st.caption(tr("trained_weights_shape" if trained is not None else "steps_weights_shape", c=C))
+    if origin != "steps":
+        st.caption(tr(f"{origin}_x_note", layer=settings.layer))
+    st.caption(tr(f"{origin}_weights_shape", c=C))
     a, b = st.columns(2)
     with a:
         chart(
@@ -322,7 +324,7 @@ def step_concat() -> None:
 def step_out() -> None:
     st.latex(r"\text{output} = \text{Concat}(\text{head}_0, \dots, \text{head}_{H-1})\, W_o + b_o")
     st.markdown(md_escape(tr("steps_out_text", c=C, n=n)))
-    st.caption(tr("trained_wo_shape" if trained is not None else "steps_wo_shape", c=C))
+    st.caption(tr(f"{origin}_wo_shape", c=C))
     chart(
         plot_step_matrix(trace["output"], labels, dims, title=tr("steps_output_title")),
         "steps_chart_output",

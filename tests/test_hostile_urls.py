@@ -114,6 +114,7 @@ def test_every_parameter_empty():
     assert_healthy(at)
     assert infos(at) == [t("empty_text", "en")]
     rejected = {"tokenizer", "attention", "lang", "embed_dim", "seed", "causal", "positional"}
+    rejected |= {"weights", "layer"}  # the trained reader's two
     assert len(warnings(at)) == len(rejected) + 1  # num_heads="" is rejected too
 
 

@@ -110,3 +110,40 @@ def test_any_mapping_parses(params):
     s, problems = parse_settings(params)
     assert s.embed_dim % s.num_heads == 0
     assert all(p.key in params for p in problems)
+
+
+# --- the trained reader: ?weights=trained&layer= ---------------------------------------------
+def test_trained_weights_and_a_layer_come_from_the_link_and_go_back_into_it():
+    s, problems = parse_settings({"weights": "trained", "layer": "2", "embed_dim": "8"})
+    assert problems == [] and s.trained and s.layer == 2
+    assert s.to_query_params()["weights"] == "trained" and s.to_query_params()["layer"] == "2"
+    assert parse_settings(s.to_query_params())[0] == s
+    # the sidebar's untrained sliders stay in the link; the computed view uses the checkpoint's
+    assert s.embed_dim == 8 and s.effective.embed_dim == 128 and s.effective.num_heads == 4
+
+
+def test_untrained_links_look_as_before_and_forget_a_layer():
+    s, _ = parse_settings({"layer": "1"})
+    assert not s.trained and "weights" not in s.to_query_params()
+    assert "layer" not in s.to_query_params() and s.effective.layer is None
+    assert Settings().effective == Settings()
+
+
+def test_an_impossible_weights_or_layer_value_falls_back_with_a_reason():
+    s, problems = parse_settings({"weights": "<script>", "layer": "4"})
+    assert not s.trained and s.layer is None
+    assert {p.key: p.reason for p in problems} == {
+        "weights": "reason_choice",
+        "layer": "reason_range",
+    }
+    assert [p.fallback for p in problems if p.key == "layer"] == ["0"]
+    for raw in ("-1", "1.5", "x", "9" * 30):
+        assert parse_settings({"layer": raw})[1][0].key == "layer"
+
+
+def test_a_trained_view_without_a_layer_starts_on_the_checkpoints_clearest():
+    from attention_core.reader.card import shipped_shape
+
+    s = Settings(weights="trained")
+    assert s.effective.layer == shipped_shape().default_layer
+    assert "layer" not in s.to_query_params()

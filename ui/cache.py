@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from attention_core.positions import PermutationResult
     from attention_core.pretrained import LoadedModel, PretrainedAttention
     from attention_core.scaling import ScalingResult
-    from attention_core.stats import Flatness, HeadStats
+    from attention_core.stats import Flatness, HeadStats, SameWord
 
 __all__ = [
     "cached_analysis",
@@ -46,6 +46,7 @@ __all__ = [
     "prepare_process",
     "pretrained_result",
     "scaling_result",
+    "sentence_same_word",
     "trained_toy",
     "untrained_result",
 ]
@@ -126,6 +127,19 @@ def head_summary(model: ModelSettings) -> tuple[list[HeadStats], list, Flatness]
     weights = _view(model, None, MAX_TOKENS).weights  # (H, n, n)
     stats = head_stats(weights)
     return stats, head_patterns(weights, stats), flatness(weights)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def sentence_same_word(model: ModelSettings) -> list[SameWord] | None:
+    """The trained reader's same-word attention on this sentence, per head of the view's
+    layer (`attention_core.reader.words.sentence_same_word`), from its characters even when
+    the view pools them to words."""
+    from dataclasses import replace
+
+    from attention_core.reader.words import sentence_same_word as measure
+
+    chars = _view(replace(model, tokenizer="char"), None, MAX_TOKENS)
+    return measure(chars.weights, chars.text)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)  # JSON: ~60 kB at 32 tokens, 2.3 MB at 512

@@ -15,6 +15,7 @@ import streamlit as st
 
 from attention_core.i18n import DEFAULT_LANG, t
 from attention_core.limits import MAX_TEXT_CHARS
+from attention_core.reader.card import ReaderError
 from attention_core.settings import KEYS, ModelSettings, Settings
 from ui.cache import cached_analysis, prepare_process
 
@@ -232,12 +233,21 @@ def forget(*keys: str) -> None:
         st.session_state.pop(f"_choice.{key}", None)
 
 
-def current_settings() -> Settings:
-    """The settings as the sidebar widgets hold them now."""
+def sidebar_settings() -> Settings:
+    """The settings as the sidebar widgets (and the link) hold them now."""
     state = st.session_state
     defaults = Settings()
     values = {k: state.get(k, getattr(defaults, k)) for k in KEYS}
     return Settings(**values)
+
+
+def current_settings() -> Settings:
+    """The settings the pages compute with: the sidebar's, with the trained checkpoint's
+    fixed sizes and layer when the trained weights are chosen (`Settings.effective`)."""
+    return sidebar_settings().effective  # type: ignore[return-value]
+
+
+UNKNOWN_SHOWN = 12  # unknown units named in the warning; the count covers them all
 
 
 def analysis_or_stop(
@@ -260,6 +270,9 @@ def analysis_or_stop(
     try:
         with st.spinner(tr("computing")):
             result = cached_analysis(settings, with_trace=with_trace, divisor=divisor)
+    except ReaderError as error:  # missing or corrupted weights: say which file, and the fix
+        st.error(tr("reader_unavailable", error=str(error)))
+        st.stop()
     except Exception as error:  # the page must show a message, never a traceback
         st.error(tr("error_generic", error=type(error).__name__))
         st.stop()
@@ -268,8 +281,19 @@ def analysis_or_stop(
         st.stop()
     if result.text_cut:
         st.warning(tr("text_cut", limit=MAX_TEXT_CHARS))
-    if result.total_tokens > len(result.tokens):
-        st.warning(tr("tokens_truncated", total=result.total_tokens, limit=len(result.tokens)))
+    if result.total_tokens > result.read_tokens:
+        key = "reader_context_cut" if settings.trained else "tokens_truncated"
+        st.warning(tr(key, total=result.total_tokens, limit=result.read_tokens))
+    if result.unknown:
+        unknown = dict.fromkeys(result.tokens[i].text for i in result.unknown)  # in order, once
+        shown = "、".join(list(unknown)[:UNKNOWN_SHOWN]) + (
+            "…" if len(unknown) > UNKNOWN_SHOWN else ""
+        )
+        st.warning(
+            md_escape(
+                tr("reader_unknown", k=len(result.unknown), n=len(result.tokens), units=shown)
+            )
+        )
     return result
 
 

@@ -40,7 +40,7 @@ from attention_core.lens.sink_tokens import SINK_KINDS as SINK_KINDS
 from attention_core.lens.sink_tokens import Sinks, sinks
 from attention_core.lens.sink_tokens import sink_positions as sink_positions
 from attention_core.lens.toy import ToyEffects, toy_accuracy, toy_head_effects
-from attention_core.lens.words import pool_to_words
+from attention_core.pooling import pool_to_words
 
 __all__ = [
     "FLOW_MAX_TOKENS",

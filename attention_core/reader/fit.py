@@ -23,6 +23,7 @@ import argparse
 import math
 import sys
 import time
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -104,11 +105,59 @@ def heldout_same_word(model: ReaderLM, vocab: Vocab, lines: Sequence[str]) -> di
     }
 
 
+def _is_sign(unit: str) -> bool:
+    """A punctuation mark (Unicode category P*): ，。、「」 as much as , . ( )."""
+    return unicodedata.category(unit[0]).startswith("P")
+
+
+@torch.no_grad()
+def heldout_heads(model: ReaderLM, vocab: Vocab, lines: Sequence[str]) -> dict:
+    """Each head's mean weight on held-out text (rows 2 …, whose query has two or more
+    earlier tokens to choose from): on the previous unit, on [BOS] (the sentence start), on
+    itself, and — over the rows with an earlier punctuation mark — on those marks. The
+    card's head names are read from these (`attention_core.reader.card.head_facts`)."""
+    L, H = model.config.num_layers, model.config.num_heads
+    sums = {k: np.zeros((L, H)) for k in ("previous", "start", "self", "punctuation")}
+    rows_seen = punct_rows = used = 0
+    for line in lines:
+        encoded = vocab.encode(line)
+        n = len(encoded.ids)
+        if n < 5 or n > model.config.context:
+            continue
+        _, weights = model(torch.tensor([encoded.ids]))
+        w = torch.stack([x[0] for x in weights]).numpy()  # (L, H, n, n)
+        rows = np.arange(2, n)
+        sums["previous"] += w[:, :, rows, rows - 1].sum(-1)
+        sums["start"] += w[:, :, rows, 0].sum(-1)
+        sums["self"] += w[:, :, rows, rows].sum(-1)
+        rows_seen += len(rows)
+        sign = np.array([False] + [_is_sign(u.text) for u in encoded.units])  # (n,)
+        for i in rows:
+            earlier = np.flatnonzero(sign[1:i]) + 1  # punctuation keys before the query
+            if len(earlier):
+                sums["punctuation"] += w[:, :, i, earlier].sum(-1)
+                punct_rows += 1
+        used += 1
+        if used == SAME_WORD_SENTENCES:
+            break
+    means = {
+        k: v / max(punct_rows if k == "punctuation" else rows_seen, 1) for k, v in sums.items()
+    }
+    return {
+        "sentences": used,
+        "rows": rows_seen,
+        "punctuation_rows": punct_rows,
+        **{k: v.round(4).tolist() for k, v in means.items()},
+    }
+
+
 def describe(model: ReaderLM, vocab: Vocab, heldout_lines: Sequence[str]) -> dict:
-    """What the card says the model does, beyond its loss: reference rows, same-word."""
+    """What the card says the model does, beyond its loss: reference rows, same-word, and
+    each head's pattern masses."""
     return {
         "reference": reference(model, vocab),
         "same_word": heldout_same_word(model, vocab, heldout_lines),
+        "heads": heldout_heads(model, vocab, heldout_lines),
     }
 
 

@@ -21,18 +21,13 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
+from attention_core.reader.card import CARD, RETRAIN, SHIPPED_DIR, ReaderError, read_card
 from attention_core.reader.model import ReaderConfig, ReaderLM
 from attention_core.reader.vocab import Vocab
 
 __all__ = ["SHIPPED_DIR", "Reader", "ReaderError", "load", "load_shipped", "save"]
 
-SHIPPED_DIR = Path(__file__).resolve().parents[2] / "assets" / "reader"
-WEIGHTS, VOCAB, CARD = "reader.safetensors", "vocab.json", "card.json"
-RETRAIN = "python -m attention_core.reader.fit"
-
-
-class ReaderError(RuntimeError):
-    """The reader's files are missing, corrupted or do not belong together."""
+WEIGHTS, VOCAB = "reader.safetensors", "vocab.json"
 
 
 @dataclass(frozen=True)
@@ -66,12 +61,10 @@ def save(model: ReaderLM, vocab: Vocab, card: dict[str, Any], folder: Path) -> N
 def load(folder: Path) -> Reader:
     """The reader in `folder`, after checking every file against the card."""
     folder = Path(folder)
+    card = read_card(folder)
     try:
-        card = json.loads((folder / CARD).read_text("utf-8"))
         hashes = card["sha256"]
         config = ReaderConfig.from_dict(card["config"])
-    except FileNotFoundError:
-        raise ReaderError(f"no trained reader in {folder} (make one with `{RETRAIN}`)") from None
     except (ValueError, KeyError, TypeError) as error:
         raise ReaderError(f"{folder / CARD} is not a reader card: {error}") from None
     for name in (WEIGHTS, VOCAB):

@@ -2,37 +2,41 @@
 
 The reader reads characters; a class reads words. `word_lengths` groups the units of a
 text by the jieba word each starts in (a unit outside every word, e.g. after a space,
-stays a group of one), so the same-word statistic (`attention_core.stats.same_word`) and
-word-pooled views use one segmentation, the sidebar's jieba.
+stays a group of one), so the same-word statistic (`attention_core.stats.same_word`) uses
+the segmentation every word-pooled view uses (`attention_core.pooling.word_groups`).
 """
 
 from __future__ import annotations
 
-from attention_core.reader.vocab import Unit, units
-from attention_core.tokenize import tokenize
+import numpy as np
 
-__all__ = ["word_lengths"]
+from attention_core.pooling import word_groups
+from attention_core.reader.vocab import Unit, units
+from attention_core.stats import SameWord, same_word
+
+__all__ = ["sentence_same_word", "word_lengths"]
 
 
 def word_lengths(text: str, pieces: list[Unit] | None = None) -> list[int]:
     """Consecutive group sizes over `pieces` (default: `units(text)`), one per jieba word."""
     pieces = units(text) if pieces is None else pieces
-    words = [tok for tok in tokenize(text, "jieba") if tok.text.strip()]
+    if not pieces:
+        return []
+    groups = word_groups([(u.start, u.end) for u in pieces], [False] * len(pieces), text)
+    return groups.lengths
+
+
+def sentence_same_word(weights: np.ndarray, text: str) -> list[SameWord] | None:
+    """Same-word attention of each head on one sentence as the reader read it: `weights`
+    (H, n, n) over [BOS] and the first n-1 units of `text` (causal partners, words shuffled
+    with their lengths kept). None when no jieba word there has two or more units."""
+    kept = np.shape(weights)[-1] - 1  # units after [BOS]
     lengths: list[int] = []
-    w = 0
-    i = 0
-    while i < len(pieces):
-        while w < len(words) and words[w].end <= pieces[i].start:
-            w += 1
-        if w < len(words) and words[w].start <= pieces[i].start < words[w].end:
-            end = words[w].end
-            size = 0
-            while i < len(pieces) and pieces[i].start < end:
-                size += 1
-                i += 1
+    for size in word_lengths(text):
+        if sum(lengths) + size > kept:
+            size = kept - sum(lengths)  # the text was cut at the reader's context
+        if size > 0:
             lengths.append(size)
-            w += 1
-        else:
-            lengths.append(1)
-            i += 1
-    return lengths
+    if max(lengths, default=1) < 2:
+        return None
+    return same_word(weights, lengths, offset=1, causal=True)
