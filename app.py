@@ -31,6 +31,9 @@ from ui.common import choose, entry_guard, md_escape, sidebar_settings, tr
 from ui.presenter import presenter_mode
 from ui.slots import script_place
 
+# the sidebar's widgets of the untrained module, not drawn while the trained reader is shown
+UNTRAINED_ONLY = ("attention", "embed_dim", "num_heads", "seed", "causal", "positional")
+
 # ui/slots.py: a few runs compute at once, the others wait off the interpreter lock, so
 # a class arriving together does not starve the server's event loop (its handshakes).
 with script_place():
@@ -51,9 +54,13 @@ with script_place():
         state["_url_problems"] = problems
     elif "_settings" in state:
         # st.switch_page drops every widget's state (the sidebar's too) and clears the URL;
-        # the settings come back from the plain copy kept at the end of the previous run.
+        # the settings come back from the plain copy kept at the end of the previous run. So
+        # do the widgets the sidebar did not draw last run (the untrained sliders while the
+        # trained reader is shown, its layer while it is not): Streamlit forgets a widget's
+        # value when it is not drawn, and may hand back an older one set before it was.
+        hidden = state.get("_hidden", ())
         for key in KEYS:
-            if key not in state:
+            if key not in state or key in hidden:
                 state[key] = getattr(state["_settings"], key)
 
     def _fit_heads() -> None:
@@ -115,6 +122,7 @@ with script_place():
             help=tr("weights_help"),
         )
         shape = shipped_shape() if state["weights"] == "trained" else None
+        state["_hidden"] = UNTRAINED_ONLY if shape is not None else ("layer",)
         if shape is not None:
             # the checkpoint's sizes were learned together: shown, not offered (the untrained
             # module's own settings wait in the session and the link for its return)

@@ -79,7 +79,9 @@ def test_the_layer_choice_shows_that_layer_and_goes_into_the_link():
 
 
 def test_untrained_to_trained_and_back_is_one_click_each_and_keeps_the_sliders():
-    at = run_app({"text": ARTICLE, "embed_dim": "8", "num_heads": "2"})
+    at = run_app({"text": ARTICLE})
+    at.number_input(key="embed_dim").set_value(8).run()  # a widget's value, not the link's
+    at.select_slider(key="num_heads").set_value(2).run()
     assert len(heatmaps(at)) == 2 and "weights" not in params(at)
     at.button(key="to_trained").click().run()
     assert not at.exception
