@@ -110,13 +110,15 @@ class QuizSource:
 
     `kind` says where they come from ("trained", "pretrained", "untrained", ...; the page
     names it), `heads` names each panel as (layer, head) of its model, `labels` are the n
-    `index:token` labels.
+    `index:token` labels. `unknown`: queries never asked about, the tokens the model read
+    as [UNK] (a row of an unknown token says nothing about the text).
     """
 
     kind: str
     weights: np.ndarray  # (H, n, n) row-stochastic
     labels: list[str]
     heads: list[tuple[int, int]]  # (layer, head) of each of the H panels
+    unknown: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         w = np.asarray(self.weights)
@@ -175,6 +177,9 @@ def draw_round(
     if round_index < 0:
         raise ValueError(f"round_index must be >= 0, got {round_index}")
     found = [(i, decisive_rows(s.weights, margin=margin)) for i, s in enumerate(sources)]
+    found = [
+        (i, rows[~np.isin(rows[:, 1], list(sources[i].unknown))]) for i, rows in found
+    ]  # never a row of an [UNK] query
     found = [(i, rows) for i, rows in found if len(rows)]
     if not found:
         return None

@@ -44,7 +44,7 @@ from ui.common import (
     token_chips,
     tr,
 )
-from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop
+from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop, unknown_warning
 
 if TYPE_CHECKING:
     import numpy as np
@@ -374,6 +374,7 @@ elif source == "pretrained":
     name = state.get(MODEL_STATE, "")
     model = model_or_stop(name)
     result = result_or_stop(name, settings.text)
+    unknown_warning(model, result, settings.text, key="compare_to_reader")
     st.caption(
         tr(
             "compare_model_caption",

@@ -50,7 +50,7 @@ from ui.common import (
     tr,
 )
 from ui.headview import show_head_view
-from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop
+from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop, unknown_warning
 
 state = st.session_state
 VIEWS = ("maps", "head", "neuron", "ablation", "sinks")
@@ -83,6 +83,7 @@ settings = current_settings()
 name = state.get(MODEL_STATE, "")  # the model last loaded on the Pretrained page
 model = model_or_stop(name)
 result = result_or_stop(name, settings.text)
+unknown_warning(model, result, settings.text, key="lens_to_reader")
 L, H, n = model.num_layers, model.num_heads, len(result.tokens)
 st.caption(tr("lens_model_info", model=md_escape(model_label(name)), layers=L, heads=H, n=n))
 token_chips(result.tokens)

@@ -20,7 +20,6 @@ from attention_core.compare import (
     layer_view,
     most_focused_head,
     pretrained_labels,
-    unknown_pieces,
     visible_tokens,
 )
 from attention_core.figures.compare import model_view, plot_model_view, without_cramped_text
@@ -42,7 +41,7 @@ from ui.common import (
     token_chips,
     tr,
 )
-from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop
+from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop, unknown_warning
 
 state = st.session_state
 VIEWS = ("model", "layer", "contrast")
@@ -124,18 +123,7 @@ if result.generated and any(result.generated):
     st.caption(tr("pretrained_generated", tokens=md_escape(" ".join(written))))
 
 # --- what the vocabulary could not read -----------------------------------------------------
-unknown = unknown_pieces(result, settings.text)
-if unknown:
-    st.warning(
-        tr(
-            "pretrained_unknown",
-            count=len(unknown),
-            total=len(result.tokens) - n_special,
-            fraction=result.unknown_fraction,
-            unk=md_escape(model.tokenizer.unk_token or "[UNK]"),
-            pieces=md_escape(" ".join(unknown)),
-        )
-    )
+unknown_warning(model, result, settings.text, key="pretrained_to_reader")
 
 # --- tokens and special tokens -----------------------------------------------------------
 hide = st.toggle(

@@ -44,7 +44,7 @@ from ui.presenter import arrow_keys
 from ui.trained import finished_runs, trained_source
 
 if TYPE_CHECKING:
-    import numpy as np
+    from attention_core.pipeline import Analysis
 
 state = st.session_state
 DEFAULTS = {"quiz_score": 0, "quiz_answered": 0, "quiz_round_no": 0, "quiz_revealed": False}
@@ -52,9 +52,7 @@ KINDS = ("trained", "pretrained", "untrained")
 TOY_TASKS = ("previous", "reverse")  # tasks whose trained heads draw one clear pattern
 
 
-def quiz_sources(
-    kinds: list[str], text: str, weights: np.ndarray, labels: list[str]
-) -> list[QuizSource]:
+def quiz_sources(kinds: list[str], analysis: Analysis) -> list[QuizSource]:
     """The attention the quiz asks about, one entry per source; a source that cannot be
     built (no pretrained model installed) is left out with a caption."""
     sources: list[QuizSource] = []
@@ -67,7 +65,7 @@ def quiz_sources(
             st.caption(tr("quiz_no_pretrained"))
         else:
             try:
-                result = pretrained_result("", text)
+                result = pretrained_result("", analysis.text)
             except Exception as error:  # a message, never a traceback
                 st.caption(tr("error_generic", error=type(error).__name__))
             else:
@@ -76,11 +74,16 @@ def quiz_sources(
                 heads = pattern_heads(result.attentions)
                 if heads and len(result.tokens) >= 2:
                     w = result.attentions[tuple(zip(*heads, strict=True))]  # (P, n, n)
-                    sources.append(QuizSource("pretrained", w, pretrained_labels(result), heads))
+                    unknown = tuple(i for i, u in enumerate(result.unknown) if u)
+                    labels_p = pretrained_labels(result)
+                    sources.append(QuizSource("pretrained", w, labels_p, heads, unknown))
+    # the sidebar's module: seeded and untrained, or the trained reader ("reader")
+    weights, labels = analysis.weights, analysis.labels
     if "untrained" in kinds and len(labels) >= 2:
-        sources.append(
-            QuizSource("untrained", weights, labels, [(0, h) for h in range(len(weights))])
-        )
+        kind = "reader" if analysis.settings.trained else "untrained"
+        layer = analysis.settings.layer or 0
+        heads = [(layer, h) for h in range(len(weights))]
+        sources.append(QuizSource(kind, weights, labels, heads, analysis.unknown))
     return sources
 
 
@@ -95,6 +98,8 @@ def where(source: QuizSource, head: int) -> str:
     if source.kind.startswith("session:"):  # a training run of this session (ui.trained)
         run = source.kind.split(":", 1)[1]
         return tr("quiz_from_session", run=run, layer=layer, head=number)
+    if source.kind == "reader":
+        return tr("quiz_from_reader", layer=layer, head=number)
     return tr("quiz_from_untrained", head=number)
 
 
@@ -143,7 +148,7 @@ kinds = choose(
     help=tr("quiz_sources_help", margin=DECISIVE_MARGIN),
 )
 with st.spinner(tr("quiz_preparing")):
-    sources = quiz_sources(kinds, analysis.text, analysis.weights, analysis.labels)
+    sources = quiz_sources(kinds, analysis)
 # a finished training run of this session (?trained=): the quiz asks about it alone
 session = trained_source("quiz_trained")
 if session is not None:

@@ -68,3 +68,37 @@ def result_or_stop(name: str, text: str, generate: int | None = None) -> Pretrai
         st.info(tr("pretrained_no_tokens"))
         st.stop()
     return result
+
+
+def _to_reader() -> None:
+    st.session_state["weights"] = "trained"  # a callback: runs before the sidebar is drawn
+    st.session_state.pop("_choice.weights", None)
+
+
+def unknown_warning(model: LoadedModel, result: PretrainedAttention, text: str, key: str) -> None:
+    """How much of `text` the model read as its unknown token, with the one click to the
+    project's trained reader (it reads every character of its corpus); nothing when the
+    vocabulary covered it all. `key`: the button's, unique on the page."""
+    from attention_core.compare import unknown_pieces
+
+    unknown = unknown_pieces(result, text)
+    if not unknown:
+        return
+    st.warning(
+        tr(
+            "pretrained_unknown",
+            count=len(unknown),
+            total=len(result.tokens) - sum(result.special),
+            fraction=result.unknown_fraction,
+            unk=md_escape(model.tokenizer.unk_token or "[UNK]"),
+            pieces=md_escape(" ".join(unknown)),
+        )
+    )
+    if st.button(
+        tr("unknown_to_reader"),
+        key=key,
+        icon=":material/translate:",
+        help=tr("unknown_to_reader_help"),
+        on_click=_to_reader,
+    ):
+        st.switch_page("pages/heatmaps.py")
