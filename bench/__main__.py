@@ -1,7 +1,7 @@
 """`python -m bench [section ...] [--quick]`: run the benchmarks, print markdown tables.
 
 With no section names every section runs, in this order: core, server, payload, browser,
-bertviz, pretrained, lens, poll, train, load, burst. The tables are printed as each section
+bertviz, pretrained, lens, poll, reader, train, load, burst. The tables are printed as each section
 finishes and written, with the raw numbers, to bench/results/latest.md and latest.json
 (git-ignored). A section that fails is reported and the others still run; the exit status
 is then 1.
@@ -86,6 +86,7 @@ IN_PROCESS = {
     "pretrained": ("section_pretrained", "run"),
     "lens": ("section_pretrained", "run_lens"),  # rollout, flow, norms, ablation, head view
     "poll": ("section_poll", "run"),  # a live class poll: 100 phones, two replicas, Redis
+    "reader": ("section_reader", "run"),  # the trained reader: steps/s, typed → painted
 }
 
 

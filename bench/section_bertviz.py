@@ -26,7 +26,7 @@ not painted by then is "failed (timeout)", the child and everything it started a
 the browser down), and larger views are not tried.
 
 **The app.** Typed → painted in an open tab of a running server, exactly as the browser
-section measures it (bench/section_browser.py `_typed`): the page loads one sentence of n
+section measures it (bench/section_browser.py `typed_update`): the page loads one sentence of n
 tokens and paints it, then the sidebar's box gets a new sentence of n tokens, Ctrl+Enter,
 and the clock stops when all 12 panels of the new figure are painted (`wait_painted`).
 The timed sentences are the same texts as BertViz's (`sentence(n, variant=100 + r)`).
@@ -49,8 +49,8 @@ from bench.app_server import streamlit_server
 from bench.chromium import VIEWPORT, chromium
 from bench.measure import REPO, cpu_seconds, sentence
 from bench.section_browser import (
-    _typed,  # the browser section's typed → painted clock, reused so both measure the same
     measure_page,
+    typed_update,  # the browser section's typed → painted clock, reused so both measure the same
 )
 from bench.tables import Table, fmt_s, median
 
@@ -346,7 +346,7 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
         for n in tokens:
             load = os.getloadavg()[0]
             try:
-                app = _typed(browser, server, n, HEADS, repeats)  # warm page, then `timed`
+                app = typed_update(browser, server, n, HEADS, repeats)  # warm page, then `timed`
             except Exception as error:  # the app failing must not hide BertViz's numbers
                 app = {"error": f"{type(error).__name__}: {error}"[:300]}
                 table.notes.append(f"app at {n} tokens failed: {app['error']}")

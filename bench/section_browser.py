@@ -16,6 +16,7 @@ tokenizer; embed_dim 192 lets every head count in the grid divide it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import deploy.app_server
@@ -24,7 +25,7 @@ from bench.chromium import VIEWPORT, app_url, chromium, mark_chart, wait_painted
 from bench.measure import cpu_seconds, sentence
 from bench.tables import Table, fmt_s, median
 
-__all__ = ["measure_page", "run"]
+__all__ = ["measure_page", "run", "typed_update"]
 
 TOKENS = (8, 32, 128, 512)
 HEADS = (4, 8, 12)
@@ -59,12 +60,24 @@ def measure_page(browser: Any, base: str, n: int, heads: int, *, variant: int = 
         page.close()
 
 
-def _typed(browser: Any, server: Any, n: int, heads: int, repeats: int) -> dict:
-    """Page load, then `repeats` typed sentences; medians of wall and CPU seconds."""
+def typed_update(
+    browser: Any,
+    server: Any,
+    n: int,
+    heads: int,
+    repeats: int,
+    *,
+    params: dict[str, object] | None = None,
+    text: Callable[..., str] = sentence,
+) -> dict:
+    """Page load, then `repeats` typed sentences; medians of wall and CPU seconds.
+    `params` change the view's settings (e.g. the trained reader); `text(n, variant=)`
+    makes the sentences."""
     page = browser.new_page(viewport=VIEWPORT)
+    settings = {**_settings(n, heads, variant=1), "text": text(n, variant=1), **(params or {})}
     try:
         start = time.perf_counter()
-        page.goto(app_url(server.url, _settings(n, heads, variant=1)), wait_until="commit")
+        page.goto(app_url(server.url, settings), wait_until="commit")
         page.wait_for_selector(BOX, state="visible", timeout=TIMEOUT_S * 1000)
         visible = time.perf_counter()
         painted = wait_painted(page, heads, timeout_s=TIMEOUT_S)
@@ -72,7 +85,7 @@ def _typed(browser: Any, server: Any, n: int, heads: int, repeats: int) -> dict:
         walls, cpus = [], []
         for r in range(repeats):
             mark_chart(page)
-            box.fill(sentence(n, variant=100 + r))
+            box.fill(text(n, variant=100 + r))
             cpu0 = cpu_seconds()
             t0 = time.perf_counter()
             box.press("Control+Enter")
@@ -139,7 +152,7 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
             for n in tokens:
                 for h in heads_grid:
                     try:
-                        grid[(n, h)] = _typed(browser, server, n, h, repeats)
+                        grid[(n, h)] = typed_update(browser, server, n, h, repeats)
                     except Exception as error:  # one view failing must not hide the others
                         grid[(n, h)] = {"error": f"{type(error).__name__}: {error}"}
         raw["grid"] = {f"{n}x{h}": v for (n, h), v in grid.items()}
