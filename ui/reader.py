@@ -82,13 +82,12 @@ def learned_section(settings: ModelSettings, head_names: list[str]) -> None:
         lines.append("**" + md_escape(plain) + "**  \n" + md_escape(numbers))
         if here is not None:
             s = here[fact.head]
-            ratio = s.observed / s.shuffled if s.shuffled > 0 else 0.0
             lines[-1] += "  \n" + md_escape(
                 tr(
                     "learned_sentence",
                     observed=s.observed,
                     shuffled=s.shuffled,
-                    ratio=ratio,
+                    ratio=s.ratio,
                     rows=s.rows,
                 )
             )
