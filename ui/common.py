@@ -271,7 +271,7 @@ def analysis_or_stop(
         with st.spinner(tr("computing")):
             result = cached_analysis(settings, with_trace=with_trace, divisor=divisor)
     except ReaderError as error:  # missing or corrupted weights: say which file, and the fix
-        st.error(tr("reader_unavailable", error=str(error)))
+        st.error(tr("reader_unavailable", error=md_escape(str(error))))
         st.stop()
     except Exception as error:  # the page must show a message, never a traceback
         st.error(tr("error_generic", error=type(error).__name__))

@@ -70,16 +70,12 @@ def result_or_stop(name: str, text: str, generate: int | None = None) -> Pretrai
     return result
 
 
-def _to_reader() -> None:
-    st.session_state["weights"] = "trained"  # a callback: runs before the sidebar is drawn
-    st.session_state.pop("_choice.weights", None)
-
-
 def unknown_warning(model: LoadedModel, result: PretrainedAttention, text: str, key: str) -> None:
     """How much of `text` the model read as its unknown token, with the one click to the
     project's trained reader (it reads every character of its corpus); nothing when the
     vocabulary covered it all. `key`: the button's, unique on the page."""
     from attention_core.compare import unknown_pieces
+    from ui.reader import use_weights
 
     unknown = unknown_pieces(result, text)
     if not unknown:
@@ -99,6 +95,7 @@ def unknown_warning(model: LoadedModel, result: PretrainedAttention, text: str, 
         key=key,
         icon=":material/translate:",
         help=tr("unknown_to_reader_help"),
-        on_click=_to_reader,
+        on_click=use_weights,
+        args=("trained",),
     ):
         st.switch_page("pages/heatmaps.py")

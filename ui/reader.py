@@ -16,13 +16,19 @@ from attention_core.settings import ModelSettings, Settings
 from ui.cache import sentence_same_word
 from ui.common import current_settings, md_escape, sidebar_settings, tr
 
-__all__ = ["learned_section", "trained_caption", "untrained_lesson", "weights_switch"]
+__all__ = [
+    "learned_section",
+    "trained_caption",
+    "untrained_lesson",
+    "use_weights",
+    "weights_switch",
+]
 
 
 def untrained_lesson(why: str) -> Settings:
     """The settings of a lesson that switches what the trained reader has fixed (its mask,
     its positions): with trained weights chosen, the sidebar's untrained module, and a note
-    (`why`, a catalog key) saying so, with the one click back to it."""
+    (`why`, a catalog key) saying so."""
     settings = current_settings()
     if not settings.trained:
         return settings
@@ -30,8 +36,10 @@ def untrained_lesson(why: str) -> Settings:
     return replace(sidebar_settings(), weights="untrained").effective  # type: ignore[return-value]
 
 
-def _use(weights: str) -> None:
-    st.session_state["weights"] = weights  # a callback: runs before the sidebar is drawn
+def use_weights(weights: str) -> None:
+    """A button's callback: the sidebar's Weights become `weights` (callbacks run before the
+    sidebar is drawn, so its radio may still change)."""
+    st.session_state["weights"] = weights
     st.session_state.pop("_choice.weights", None)
 
 
@@ -43,7 +51,7 @@ def weights_switch(settings: ModelSettings, *, key: str, width: str = "content")
         key=key,
         icon=":material/swap_horiz:",
         help=tr(f"switch_to_{other}_help"),
-        on_click=_use,
+        on_click=use_weights,
         args=(other,),
         width=width,
     )
