@@ -39,7 +39,7 @@ ATTENTION_KINDS = ("single", "multi")
 # untrained: the seeded module the article describes; trained: one layer of the project's
 # own reader (attention_core/reader), whose sizes are the checkpoint's
 WEIGHTS = ("untrained", "trained")
-_MAX_LAYERS = 64  # a `layer` beyond this is refused before the checkpoint is consulted
+_MAX_LAYERS = 64  # the range `layer` is checked against when the checkpoint's card is unreadable
 MAX_SEED = 2**31 - 1
 MAX_URL_TEXT = 2_000  # longer text is kept in the session but not written into the link
 _TRUE = {"true", "1", "yes", "on"}

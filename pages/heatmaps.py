@@ -132,10 +132,11 @@ else:
 
 st.subheader(tr("meaning_header"))
 st.caption(tr("meaning_intro"))
-to_trained, to_pretrained, to_train, to_handmade = st.columns(4)
+columns = st.columns(3 if settings.trained else 4)  # trained: its way back is above
 if not settings.trained:
-    with to_trained:
+    with columns[0]:
         weights_switch(settings, key="to_trained", width="stretch")
+to_pretrained, to_train, to_handmade = columns[-3:]
 if to_pretrained.button(
     tr("meaning_pretrained"),
     key="to_pretrained",
