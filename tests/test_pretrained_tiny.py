@@ -123,3 +123,43 @@ def test_the_lens_reads_a_decoders_heads_and_refuses_an_encoder_decoder(tiny) ->
     assert lens.head_effects(loaded, SENTENCE).pooled_distance.shape == (2, 4)
     with pytest.raises(ValueError, match="encoder-only"):
         lens.neuron_view(tiny["encoder-decoder"], SENTENCE, 0, 0)
+
+
+# --- a model already in memory (issue 25, step 2) ---------------------------------------------
+@pytest.mark.parametrize("family", FAMILIES)
+def test_an_sdpa_model_from_memory_is_switched_to_eager_and_equals_transformers(
+    tiny, family: str
+) -> None:
+    from transformers import AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM
+
+    from attention_core.pretrained import from_model
+
+    auto = {"encoder": AutoModel, "decoder": AutoModelForCausalLM}
+    auto["encoder-decoder"] = AutoModelForSeq2SeqLM
+    folder = tiny[family].name
+    mine = auto[family].from_pretrained(folder, local_files_only=True)  # the default: SDPA
+    assert mine.config._attn_implementation != "eager"
+    loaded = from_model(mine, tiny[family].tokenizer, name="my model")
+    assert mine.config._attn_implementation == "eager"  # switched in place, as documented
+    assert (loaded.name, loaded.family, loaded.num_layers) == ("my model", family, 2)
+    result = run_model(loaded, SENTENCE, generate=0)
+    reference = run_model(tiny[family], SENTENCE, generate=0)  # loaded eager from the folder
+    np.testing.assert_allclose(result.attentions, reference.attentions, atol=EXACT, rtol=0)
+    assert np.abs(result.attentions.sum(-1) - 1).max() < EXACT  # never silently zero
+
+
+def test_a_model_whose_attention_is_not_real_weights_is_refused(tiny, monkeypatch) -> None:
+    import attention_core.pretrained.load as load
+    from attention_core.pretrained import ModelLoadError, from_model
+
+    real = load._forward
+
+    def zeros(*args, **kwargs):  # what an SDPA path handed back as "attention"
+        out = real(*args, **kwargs)
+        return type(out)(**{**vars(out), "attentions": np.zeros_like(out.attentions)})
+
+    monkeypatch.setattr(load, "_forward", zeros)
+    with pytest.raises(ModelLoadError, match="sum to 0"):
+        from_model(tiny["encoder"].model, tiny["encoder"].tokenizer)
+    with pytest.raises(ValueError, match="transformers model"):
+        from_model(object(), tiny["encoder"].tokenizer)

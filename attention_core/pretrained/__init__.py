@@ -27,6 +27,7 @@ tested offline without downloading anything.
 The package, one job per module:
 
 - `load`     `load_model` (the packaged MiniLM, a folder or a hub id, eager attention),
+             `from_model` (a model already in memory, switched to eager attention),
              `LoadedModel`, `ModelLoadError`, `DEFAULT_MODEL`
 - `forward`  one encode-and-run of any family (a decoder's greedy writing included), the
              step `load_model`'s probe and `run_model` share; `FAMILIES`, `model_family`
@@ -45,7 +46,13 @@ from __future__ import annotations
 # (pages/pretrained.py).
 from attention_core.pretrained.forward import FAMILIES
 from attention_core.pretrained.forward import _encode as _encode
-from attention_core.pretrained.load import DEFAULT_MODEL, LoadedModel, ModelLoadError, load_model
+from attention_core.pretrained.load import (
+    DEFAULT_MODEL,
+    LoadedModel,
+    ModelLoadError,
+    from_model,
+    load_model,
+)
 from attention_core.pretrained.run import MAX_GENERATE as MAX_GENERATE
 from attention_core.pretrained.run import PretrainedAttention, hide_special, run_model
 from attention_core.pretrained.tiny import build_tiny_model
@@ -57,6 +64,7 @@ __all__ = [
     "ModelLoadError",
     "PretrainedAttention",
     "build_tiny_model",
+    "from_model",
     "hide_special",
     "load_model",
     "run_model",

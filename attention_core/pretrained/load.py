@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import numpy as np
+
 from attention_core.limits import MAX_TOKENS
 from attention_core.pretrained.forward import _forward, model_family
 from attention_core.resources import minilm_dir
@@ -57,6 +59,11 @@ def _failing_as(reason: str, doing: str, advice: str = "", **params: str) -> Ite
     except Exception as exc:
         message = f"{doing}: {exc}{advice}"
         raise ModelLoadError(message, reason, **params, cause=type(exc).__name__) from exc
+
+
+# a probe's attention rows must sum to 1 within this: float16 and bfloat16 models round
+# the weights of a row to ~3 digits; an implementation that returns no weights sums to 0
+ROW_SUM_TOLERANCE = 1e-2
 
 
 @dataclass(frozen=True, eq=False)
@@ -208,6 +215,15 @@ def _wrap(label: str, model: Any, tokenizer: Any) -> LoadedModel:
             "no_attentions",
             model=label,
         )
+    sums = attentions.sum(-1)  # (L, H, n): every row of real attention sums to 1
+    if not np.allclose(sums, 1.0, atol=ROW_SUM_TOLERANCE):
+        raise ModelLoadError(
+            f"could not use {label!r}: its attention rows sum to {float(sums.min()):.3g}…"
+            f"{float(sums.max()):.3g}, not 1 (an attention implementation that returns no "
+            "real weights?); load it with attn_implementation='eager'",
+            "no_attentions",
+            model=label,
+        )
     return LoadedModel(
         name=label,
         model=model,
@@ -217,6 +233,35 @@ def _wrap(label: str, model: Any, tokenizer: Any) -> LoadedModel:
         max_length=_max_length(model, tokenizer),
         family=model_family(model.config),
     )
+
+
+def from_model(model: Any, tokenizer: Any, *, name: str | None = None) -> LoadedModel:
+    """An in-memory transformers model and its tokenizer as the LoadedModel that
+    `run_model` and every lens function take (a notebook's own Llama, Qwen, BERT…).
+
+    A model running another attention implementation (SDPA, flash attention: they return
+    no weights, and transformers would hand back nothing or zeros) is switched to eager
+    attention **in place**, so the weights are the model's own, computed exactly;
+    `model.set_attn_implementation("sdpa")` switches it back afterwards. `name` labels
+    the model in figures (default: its config's name or class). Raises ModelLoadError
+    when it cannot be switched, cannot run on a test sentence or returns no attention.
+    """
+    config = getattr(model, "config", None)
+    if config is None or not callable(tokenizer):
+        raise ValueError("from_model needs a transformers model and its tokenizer")
+    label = name or getattr(config, "_name_or_path", "") or type(model).__name__
+    current = getattr(config, "_attn_implementation", None) or "eager"
+    if current != "eager":
+        try:
+            model.set_attn_implementation("eager")
+        except Exception as error:  # an architecture without an eager path, say
+            raise ModelLoadError(
+                f"could not switch {label!r} from {current} to eager attention ({error}); "
+                "load it with attn_implementation='eager'",
+                "no_attentions",
+                model=label,
+            ) from None
+    return _wrap(label, model, tokenizer)
 
 
 def load_model(name: str | None = None) -> LoadedModel:
