@@ -30,6 +30,7 @@ from tests.apptest_helpers import (
     open_after_first_run,
     texts,
 )
+from tests.helpers_qr import read_qr
 from ui.classroom import question_for
 from ui.common import md_escape
 
@@ -237,14 +238,10 @@ def test_the_join_link_and_both_qr_codes_give_phones_the_lan_address_and_the_cod
 ) -> None:
     """A teacher on http://localhost:8501 (the app on the laptop): the join link, its QR
     code and presenter mode's corner QR code all say the LAN address and the class code."""
-    import io
     from urllib.parse import parse_qs, urlsplit
 
     import ui.address
     import ui.presenter
-
-    zxingcpp = pytest.importorskip("zxingcpp")
-    from PIL import Image
 
     drawn: list[bytes] = []  # every QR code the run drew, as PNG
 
@@ -268,7 +265,7 @@ def test_the_join_link_and_both_qr_codes_give_phones_the_lan_address_and_the_cod
     code = at.session_state["poll_teacher"][0]
     (link,) = [c.value for c in at.code]
     assert link == f"http://192.168.1.20:8501/classroom?class={code}&lang=en"
-    decoded = [r.text for png in drawn for r in zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))]
+    decoded = [text for png in drawn for text in read_qr(png)]
     assert decoded == [link, link]  # the class's QR code and the presenter corner's
     assert parse_qs(urlsplit(at.session_state["_presenter_link"]).query)["class"] == [code]
     at.button(key="poll_close").click().run()  # closed: the corner links the view again

@@ -4,7 +4,6 @@ independent reader, from the PNG the page shows)."""
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,17 +13,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.apptest_helpers import APP, TIMEOUT
+from tests.helpers_qr import read_qr
 from ui.presenter import qr_png
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = re.findall(r'st\.Page\(\s*"(pages/\w+\.py)"', (ROOT / "app.py").read_text())
-
-
-def _decode(png: bytes) -> list[str]:
-    zxingcpp = pytest.importorskip("zxingcpp")  # requirements-dev.txt
-    from PIL import Image
-
-    return [r.text for r in zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))]
 
 
 def _presenting(at: AppTest) -> bool:
@@ -63,7 +56,7 @@ def test_the_qr_code_encodes_the_share_link_without_present() -> None:
     at.run()
     assert not at.exception
     link = at.session_state["_presenter_link"]
-    (decoded,) = _decode(qr_png(link))
+    (decoded,) = read_qr(qr_png(link))
     parts = urlsplit(decoded)
     assert (parts.scheme, parts.netloc, parts.path) == ("http", "class.example:8080", "/steps")
     query = parse_qs(parts.query)
@@ -106,7 +99,7 @@ def _presenter_link_from(url: str) -> tuple[AppTest, str]:
     at.context = {"url": url}
     at.run()
     assert not at.exception
-    (decoded,) = _decode(qr_png(at.session_state["_presenter_link"]))
+    (decoded,) = read_qr(qr_png(at.session_state["_presenter_link"]))
     return at, decoded
 
 

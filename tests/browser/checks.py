@@ -7,14 +7,13 @@ Chromium actually drew a text with.
 
 from __future__ import annotations
 
-import io
 import re
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
+from tests.helpers_qr import read_qr
 
 from .chromium import VIEWPORT
 from .server import ARTIFACTS_DIR, ServerLog
@@ -184,9 +183,6 @@ def rendered_fonts(page: Page, locator: Locator) -> list[dict[str, Any]]:
 
 def decode_qr(image: Locator) -> str:
     """The one QR code an image on the page shows, read from its pixels by zxing-cpp."""
-    zxingcpp = pytest.importorskip("zxingcpp")  # requirements-dev.txt
-    from PIL import Image
-
-    found = [r.text for r in zxingcpp.read_barcodes(Image.open(io.BytesIO(image.screenshot())))]
+    found = read_qr(image.screenshot())
     assert len(found) == 1, found
     return found[0]

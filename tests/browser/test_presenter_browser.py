@@ -10,11 +10,12 @@ quiz → moves to the next round. Screenshots: tests/artifacts/presenter-*.png.
 
 from __future__ import annotations
 
-import io
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import Page, expect
+
+from tests.helpers_qr import read_qr
 
 from .checks import assert_no_exception, collect_page_errors
 from .chromium import APP_TIMEOUT_MS as WAIT_MS
@@ -32,13 +33,9 @@ def _query(url: str) -> dict[str, list[str]]:
 
 
 def _decode_qr(page: Page) -> str:
-    zxingcpp = pytest.importorskip("zxingcpp")  # requirements-dev.txt
-    from PIL import Image
-
     image = page.locator(".st-key-presenter_corner img").first
     expect(image).to_be_visible(timeout=WAIT_MS)
-    png = image.screenshot()
-    found = [r.text for r in zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))]
+    found = read_qr(image.screenshot())
     assert len(found) == 1, found
     return found[0]
 
