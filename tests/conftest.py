@@ -21,6 +21,10 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 ARTIFACTS_DIR = Path(__file__).resolve().parent / "artifacts"  # git-ignored
 
+# The suite's two workers (pytest-xdist): longest files first, `alone` tests with the
+# other worker paused. Imported so that pytest finds the hooks in this conftest.
+from tests.workers import pytest_collection_modifyitems, pytest_runtest_protocol  # noqa: E402, F401
+
 
 @pytest.fixture(scope="session")
 def artifacts_dir() -> Path:

@@ -124,6 +124,7 @@ _RECORD_FRAMES = """
 _STOP_FRAMES = "() => { clearInterval(window.__frameTimer); return window.__frames; }"
 
 
+@pytest.mark.alone  # counts the snapshots a live run paints over its ~10 s (tests/workers.py)
 def test_a_run_is_watched_replayed_and_an_induction_head_is_named_in_both_languages(
     page, app_server
 ):
