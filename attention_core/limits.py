@@ -18,3 +18,7 @@ def valid_num_heads(embed_dim: int) -> list[int]:
 
 
 EXACT = 1e-5  # a difference below this is floating-point rounding, not a real change
+# attention rows handed in (a model's probe, a notebook's tensors) must sum to 1 within this:
+# float16 and bfloat16 models round a row's weights to ~3 digits; an implementation that
+# returns no weights (SDPA, flash) sums to 0
+ROW_SUM_TOLERANCE = 1e-2

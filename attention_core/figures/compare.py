@@ -106,10 +106,14 @@ def model_view(
     max_cells: int = THUMB_CELLS,
     layer_title: str = "layer {l}",
     head_title: str = "head {i}",
+    layer_ids: Sequence[int] | None = None,
+    head_ids: Sequence[int] | None = None,
 ) -> ModelView:
     """(L, H, n, n) weights → one tiled matrix; panels pooled to at most `max_cells` a side.
 
     `labels` are the n `index:token` labels; pooled cells are labelled by their token range.
+    `layer_ids` / `head_ids` name the panels when they are a choice of the model's layers
+    and heads (default 0 … L−1, 0 … H−1).
     """
     w = np.asarray(attentions, dtype=np.float32)
     if w.ndim != 4 or w.shape[-1] != w.shape[-2]:
@@ -131,8 +135,12 @@ def model_view(
     tiles = np.ascontiguousarray(tiles[: L * step - _GAP, : H * step - _GAP])
 
     cells = _cell_names(labels, n, block)
-    layer_titles = [layer_title.format(l=layer) for layer in range(L)]
-    head_titles = [head_title.format(i=head) for head in range(H)]
+    layer_ids = list(range(L)) if layer_ids is None else list(layer_ids)
+    head_ids = list(range(H)) if head_ids is None else list(head_ids)
+    if len(layer_ids) != L or len(head_ids) != H:
+        raise ValueError(f"need {L} layer ids and {H} head ids")
+    layer_titles = [layer_title.format(l=layer) for layer in layer_ids]
+    head_titles = [head_title.format(i=head) for head in head_ids]
     # Category labels must be unique, or Plotly merges the rows/columns that share one.
     y = [
         f"{layer_titles[r // step]} · {cells[r % step]}" if r % step < t else f"·{r}"

@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from attention_core.limits import MAX_TOKENS
+from attention_core.limits import MAX_TOKENS, ROW_SUM_TOLERANCE
 from attention_core.pretrained.forward import _forward, model_family
 from attention_core.resources import minilm_dir
 
@@ -59,11 +59,6 @@ def _failing_as(reason: str, doing: str, advice: str = "", **params: str) -> Ite
     except Exception as exc:
         message = f"{doing}: {exc}{advice}"
         raise ModelLoadError(message, reason, **params, cause=type(exc).__name__) from exc
-
-
-# a probe's attention rows must sum to 1 within this: float16 and bfloat16 models round
-# the weights of a row to ~3 digits; an implementation that returns no weights sums to 0
-ROW_SUM_TOLERANCE = 1e-2
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,113 @@
+"""BertViz's neuron view in a notebook: one attention weight taken apart (q, k, q⊙k, their
+sum, ÷√d, softmax), for a model you already have.
+
+    from attention_core.notebook import neuron_view
+    neuron_view(model, "The animal didn't cross the street because it was too tired",
+                layer=3, head=1, query="it", tokenizer=tokenizer)
+
+q and k are rebuilt from the model's own projections (`attention_core.lens.neuron_view`).
+Before anything is drawn the rebuilt row is checked against the model's own attention
+(`output_attentions`) at EXACT; where they differ (rotary positions applied to q and k
+after the projection, a sliding window, soft-capped scores) the view refuses with the
+difference instead of showing another number.
+
+Shape legend: n tokens, D head size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from attention_core.figures.lens import plot_neuron_view
+from attention_core.i18n import DEFAULT_LANG, t
+from attention_core.limits import EXACT, MAX_TOKENS
+from attention_core.notebook.html import View, figure_body
+from attention_core.notebook.inputs import NotebookInputError
+
+__all__ = ["NeuronViewRefused", "neuron_view"]
+
+
+class NeuronViewRefused(NotebookInputError):
+    """The neuron view cannot rebuild this model's own attention weights."""
+
+
+def _loaded(model: Any, tokenizer: Any) -> Any:
+    from attention_core.pretrained import LoadedModel, from_model
+
+    if isinstance(model, LoadedModel):
+        return model
+    if tokenizer is None:
+        raise NotebookInputError("pass tokenizer= with a transformers model (or a LoadedModel)")
+    return from_model(model, tokenizer)
+
+
+def _position(tokens: list[str], at: int | str | None, default: int, what: str) -> int:
+    """A token position from an index, a token's text (its first occurrence) or None."""
+    if at is None:
+        return default
+    if isinstance(at, str):
+        stripped = [token.lstrip("Ġ▁#").lower() for token in tokens]
+        if at.lower() not in stripped:
+            raise NotebookInputError(f"{what} {at!r} is not one of the tokens {tokens}")
+        return stripped.index(at.lower())
+    if not 0 <= int(at) < len(tokens):
+        raise NotebookInputError(f"{what} must be in 0..{len(tokens) - 1}, got {at}")
+    return int(at)
+
+
+def neuron_view(
+    model: Any,
+    text: str,
+    layer: int = 0,
+    head: int = 0,
+    query: int | str | None = None,
+    key: int | str | None = None,
+    *,
+    tokenizer: Any = None,
+    max_tokens: int = MAX_TOKENS,
+    lang: str = DEFAULT_LANG,
+) -> View:
+    """q of `query`, k of `key` and q⊙k in head `head` of layer `layer`, as three rows of
+    cells, the sum, the scaling and the softmax in the title.
+
+    `model`: a LoadedModel or a transformers model with its `tokenizer`. `query` / `key`:
+    a position or a token's text (default: the last token, and the key it attends to
+    most). Raises NeuronViewRefused when the rebuilt weights are not the model's own."""
+    from attention_core.lens import is_causal
+    from attention_core.lens import neuron_view as take_apart
+    from attention_core.pretrained import run_model
+
+    loaded = _loaded(model, tokenizer)
+    result = run_model(loaded, text, max_tokens=max_tokens)
+    if not 0 <= layer < loaded.num_layers or not 0 <= head < loaded.num_heads:
+        raise NotebookInputError(
+            f"layer must be in 0..{loaded.num_layers - 1} and head in "
+            f"0..{loaded.num_heads - 1}, got layer {layer}, head {head}"
+        )
+    n = len(result.tokens)
+    i = _position(result.tokens, query, n - 1, "query")
+    own = result.attentions[layer, head, i].astype(np.float64)  # (n,) the model's row
+    j = _position(result.tokens, key, int(own.argmax()), "key")
+    try:
+        parts = take_apart(loaded, text, layer, head, max_tokens=max_tokens)
+    except ValueError as error:  # grouped-query attention, an unknown layout
+        raise NeuronViewRefused(f"the neuron view cannot take this model apart: {error}") from None
+    rebuilt = parts.weights(i, causal=is_causal(result.attentions))  # (n,)
+    gap = float(np.abs(rebuilt - own).max())
+    if not gap <= EXACT:
+        raise NeuronViewRefused(
+            f"the rebuilt weights differ from the model's own by {gap:.3g} (layer {layer}, "
+            f"head {head}, query {i}): its scores are not q·k of its projections alone "
+            "(rotary positions, a sliding window, soft-capped scores?), so nothing is shown"
+        )
+    raw = float(parts.raw_scores(i)[j])
+    figure = plot_neuron_view(
+        parts.q[i],  # (D,)
+        parts.k[j],  # (D,)
+        rows=t("lens_neuron_rows", lang, query=result.tokens[i], key=result.tokens[j]).split("|"),
+        title=t("lens_neuron_title", lang, raw=raw, scaled=raw * parts.scaling, weight=own[j]),
+        hover=t("lens_neuron_hover", lang) + "<extra></extra>",
+    )
+    return View(figure_body(figure), title=t("lens_view_neuron", lang), figure=figure)
