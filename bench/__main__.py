@@ -1,10 +1,10 @@
 """`python -m bench [section ...] [--quick]`: run the benchmarks, print markdown tables.
 
 With no section names every section runs, in this order: core, server, payload, browser,
-bertviz, pretrained, lens, poll, reader, train, load, burst. The tables are printed as each section
-finishes and written, with the raw numbers, to bench/results/latest.md and latest.json
-(git-ignored). A section that fails is reported and the others still run; the exit status
-is then 1.
+bertviz, notebook, pretrained, lens, poll, reader, train, load, burst. The tables are
+printed as each section finishes and written, with the raw numbers, to
+bench/results/latest.md and latest.json (git-ignored). A section that fails is reported
+and the others still run; the exit status is then 1.
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ IN_PROCESS = {
     "payload": ("section_server", "run_payload"),
     "browser": ("section_browser", "run"),
     "bertviz": ("section_bertviz", "run"),
+    "notebook": ("section_notebook", "run"),  # a notebook cell → head view, vs BertViz
     "pretrained": ("section_pretrained", "run"),
     "lens": ("section_pretrained", "run_lens"),  # rollout, flow, norms, ablation, head view
     "poll": ("section_poll", "run"),  # a live class poll: 100 phones, two replicas, Redis

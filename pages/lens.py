@@ -30,6 +30,7 @@ from attention_core.lens import (
     rollout,
     sinks,
 )
+from attention_core.limits import EXACT
 from attention_core.stats import head_stats
 from ui.cache import (
     lens_ablation,
@@ -241,6 +242,12 @@ try:
         neuron = lens_neuron(name.strip(), settings.text, layer, head)
         rebuilt = neuron.weights(query, causal=is_causal(result.attentions))
         raw = neuron.raw_scores(query)[key]
+        gap = float(np.abs(rebuilt - result.attentions[layer, head, query]).max())
+        if not gap <= EXACT:  # a rebuilt number that is not the model's is never shown
+            st.warning(tr("lens_neuron_refused", gap=gap))
+            st.stop()
+        if neuron.kv_head is not None:
+            st.caption(tr("lens_neuron_shared_kv", head=head, kv=neuron.kv_head))
         st.caption(
             tr(
                 "lens_neuron_caption",

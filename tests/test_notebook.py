@@ -17,7 +17,6 @@ from availability import needs_minilm
 from attention_core.figures.headview import MIN_WEIGHT
 from attention_core.limits import EXACT
 from attention_core.notebook import (
-    NeuronViewRefused,
     NotebookInputError,
     as_attention,
     head_view,
@@ -202,13 +201,10 @@ def test_neuron_view_shows_the_models_own_weight(bert) -> None:
 
 
 @needs_minilm
-@pytest.mark.parametrize(
-    ("kv_heads", "reason"), [(4, "differ from the model's own"), (2, "grouped")]
-)
-def test_neuron_view_refuses_what_it_cannot_rebuild(bert, kv_heads: int, reason: str) -> None:
-    """A tiny random Llama: rotary positions turn q and k after the projection (the
-    rebuilt row is off by ~3e-3), and grouped-query attention shares k between heads."""
-    from transformers import LlamaConfig, LlamaForCausalLM
+def test_neuron_view_of_a_llama_after_rope_with_shared_keys(bert) -> None:
+    """A tiny random Llama, 4 query heads on 2 key/value heads, rotary positions: the view
+    rebuilds q and k as the model uses them (every family: tests/test_lens_modern.py)."""
+    from transformers import AutoModelForCausalLM, LlamaConfig
 
     _, tokenizer, _, _ = bert
     torch.manual_seed(0)
@@ -218,9 +214,12 @@ def test_neuron_view_refuses_what_it_cannot_rebuild(bert, kv_heads: int, reason:
         intermediate_size=64,
         num_hidden_layers=2,
         num_attention_heads=4,
-        num_key_value_heads=kv_heads,
+        num_key_value_heads=2,
         max_position_embeddings=128,
     )
-    llama = LlamaForCausalLM(config).eval()
-    with pytest.raises(NeuronViewRefused, match=reason):
-        neuron_view(llama, "the cat sat on the mat", layer=1, head=0, tokenizer=tokenizer)
+    llama = AutoModelForCausalLM.from_config(config, attn_implementation="eager").eval()
+    inputs = tokenizer("the cat sat on the mat", return_tensors="pt")
+    with torch.no_grad():
+        own = llama(**inputs, output_attentions=True).attentions[1][0, 3, -1]  # last query
+    view = neuron_view(llama, "the cat sat on the mat", layer=1, head=3, tokenizer=tokenizer)
+    assert view.figure.layout.title.text.endswith(f"softmax → {float(own.max()):.4f}")

@@ -13,7 +13,7 @@ import helpers_teaching
 import numpy as np
 import pytest
 import torch
-from apptest_helpers import chart, decode, md_unescape, offline, texts  # noqa: F401 (autouse)
+from apptest_helpers import chart, charts, decode, md_unescape, offline, texts  # noqa: F401 (autouse)
 from availability import needs_minilm, require_minilm
 from streamlit.testing.v1 import AppTest
 
@@ -303,3 +303,46 @@ def test_colour_scale_on_raw_rollout_and_flow_but_not_norm(reference) -> None:
     assert axis["colorbar"]["title"]["text"] == "‖α·f(x)‖"  # its own unit, not a scale
     at.segmented_control(key="lens_kind").set_value("raw").run()  # the choice was kept
     assert at.button_group(key="color_scale").value == "contrast"
+
+
+def _tiny_folder(folder, config_class: str, **settings) -> str:
+    """A tiny random decoder of `config_class` saved with the packaged vocabulary."""
+    import transformers
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(require_minilm())
+    config = getattr(transformers, config_class)(vocab_size=tokenizer.vocab_size, **settings)
+    torch.manual_seed(0)
+    transformers.AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+def test_neuron_view_of_a_grouped_query_llama_and_a_refusal(tmp_path) -> None:
+    """A Llama's query head 3 reads key/value head 1 (4 heads on 2) after RoPE: drawn, its
+    weight the model's own; GPT-Neo's unscaled scores cannot be rebuilt: a warning, no
+    chart, no rebuilt number."""
+    from attention_core.pretrained import load_model, run_model
+    from ui.models import MODEL_STATE
+
+    small = {"hidden_size": 32, "num_attention_heads": 4, "max_position_embeddings": 128}
+    llama = _tiny_folder(
+        tmp_path / "llama", "LlamaConfig", intermediate_size=64, num_hidden_layers=2,
+        num_key_value_heads=2, **small,
+    )  # fmt: skip
+    state = {MODEL_STATE: llama, "lens_view": "neuron", "lens_layer": 1, "lens_head": 3}
+    at = open_lens(lens_query=4, lens_key=2, **state)
+    want = run_model(load_model(llama), SENTENCE).attentions[1, 3, 4, 2]
+    caption = md_unescape(texts(at))
+    assert "query head 3 reads key/value head 1" in caption
+    assert f"for this pair: {want:.6f}. Rebuilt from q and k: {want:.6f}" in caption
+    chart(at, "lens_neuron_chart")
+
+    neo = _tiny_folder(
+        tmp_path / "neo", "GPTNeoConfig", num_layers=2, num_heads=4, hidden_size=32,
+        max_position_embeddings=128, attention_types=[[["global", "local"], 1]], window_size=4,
+    )  # fmt: skip
+    at = open_lens(lens_query=4, lens_key=2, **{**state, MODEL_STATE: neo, "lens_head": 1})
+    assert not at.exception
+    assert "cannot rebuild this head's weights" in " ".join(w.value for w in at.warning)
+    assert "Rebuilt from q and k" not in md_unescape(texts(at))
+    assert "lens_neuron_chart" not in charts(at)

@@ -38,6 +38,11 @@ class _Layer:
     num_heads: int
     head_dim: int
     scaling: float
+    num_kv_heads: int  # key/value heads: fewer than num_heads under grouped-query attention
+
+    def kv_head(self, head: int) -> int:
+        """The key/value head that query head `head` reads (repeat_kv's grouping)."""
+        return head // (self.num_heads // self.num_kv_heads)
 
 
 def _linear(module: Any) -> tuple[Any, Any]:
@@ -49,7 +54,9 @@ def _layers(model: Any) -> list[_Layer]:
 
     Found by the projections' names: query/key/value (+ the sibling output.dense) for BERT,
     RoBERTa, MiniLM, ELECTRA; q_lin/k_lin/v_lin/out_lin for DistilBERT; c_attn/c_proj (Conv1D,
-    y = x @ W) for GPT-2; q_proj/k_proj/v_proj/out_proj (or o_proj) elsewhere.
+    y = x @ W) for GPT-2; qkv_proj/o_proj (fused) for Phi-3; q_proj/k_proj/v_proj/out_proj
+    (or o_proj) elsewhere (BART, Llama, Mistral, Qwen, Gemma). Grouped-query attention
+    (fewer key/value heads, each shared by a group of query heads) is kept as it is.
     """
     config = model.config
     if getattr(config, "is_encoder_decoder", False):
@@ -73,6 +80,17 @@ def _layers(model: Any) -> list[_Layer]:
             b = mod.c_attn.bias
             c = w.shape[1]
             parts = (w[:c], b[:c], w[c : 2 * c], b[c : 2 * c], w[2 * c :], b[2 * c :], mod.c_proj)
+        elif hasattr(mod, "qkv_proj") and hasattr(mod, "o_proj"):  # Phi-3: one fused Linear
+            w, b = _linear(mod.qkv_proj)  # (H·D + 2·KV·D, C)
+            d = int(getattr(mod, "head_dim", 0) or config.hidden_size // heads)
+            q_size = heads * d
+            kv_size = (w.shape[0] - q_size) // 2
+            q, k, v = w[:q_size], w[q_size : q_size + kv_size], w[q_size + kv_size :]
+            if b is None:
+                parts = (q, None, k, None, v, None, mod.o_proj)
+            else:
+                bq, bk, bv = b[:q_size], b[q_size : q_size + kv_size], b[q_size + kv_size :]
+                parts = (q, bq, k, bk, v, bv, mod.o_proj)
         elif all(hasattr(mod, a) for a in ("q_proj", "k_proj", "v_proj")):
             out = getattr(mod, "out_proj", None) or getattr(mod, "o_proj", None)
             if out is not None:
@@ -80,15 +98,16 @@ def _layers(model: Any) -> list[_Layer]:
         if parts is None:
             continue
         wq, bq, wk, bk, wv, bv, out_module = parts
-        if wq.shape != wk.shape or wq.shape != wv.shape:
-            raise ValueError(f"{name}: grouped or multi-query attention is not supported")
         h = int(getattr(mod, "num_heads", 0) or getattr(mod, "num_attention_heads", 0) or heads)
-        d = wq.shape[0] // h
+        d = int(getattr(mod, "head_dim", 0) or wq.shape[0] // h)
+        kv = wk.shape[0] // d  # grouped-query attention: fewer key/value heads, each shared
+        if wq.shape[0] != h * d or wk.shape != wv.shape or kv * d != wk.shape[0] or h % kv:
+            raise ValueError(f"{name}: an attention layout this lens does not understand")
         wo = out_module.weight.T if type(out_module).__name__ == "Conv1D" else out_module.weight
         scaling = getattr(mod, "scaling", None)
         if scaling is None:  # GPT-2 divides by √D unless told not to
             scaling = d**-0.5 if getattr(mod, "scale_attn_weights", True) else 1.0
-        layers.append(_Layer(mod, out_module, wq, bq, wk, bk, wv, bv, wo, h, d, float(scaling)))
+        layers.append(_Layer(mod, out_module, wq, bq, wk, bk, wv, bv, wo, h, d, float(scaling), kv))
     if not layers:
         raise ValueError(
             f"no self-attention layers this lens understands in a {type(model).__name__}"
@@ -131,17 +150,21 @@ def _inputs(loaded: LoadedModel, text: str, max_tokens: int) -> dict[str, torch.
     return {k: torch.tensor([enc[k]]) for k in names if k in enc}  # each (1, n)
 
 
-def _layer_inputs(loaded: LoadedModel, text: str, max_tokens: int) -> list[torch.Tensor]:
-    """Each self-attention layer's input hidden states, (n, C) each, from one forward pass."""
+def _layer_calls(
+    loaded: LoadedModel, text: str, max_tokens: int
+) -> list[tuple[torch.Tensor, dict[str, Any]]]:
+    """Each self-attention layer's call in one forward pass: its input hidden states (n, C)
+    and the keyword arguments the model passed it (a decoder's `position_embeddings`, the
+    rotary cos and sin; its `attention_mask`, causal or a sliding window)."""
     import torch
 
     layers = _layers(loaded.model)
-    seen: dict[int, torch.Tensor] = {}
+    seen: dict[int, tuple[torch.Tensor, dict[str, Any]]] = {}
 
     def keep(index: int) -> Callable[..., None]:
         def hook(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
             x = args[0] if args else kwargs["hidden_states"]
-            seen[index] = x[0].detach()  # (n, C)
+            seen[index] = (x[0].detach(), dict(kwargs))  # (n, C)
 
         return hook
 
@@ -152,6 +175,11 @@ def _layer_inputs(loaded: LoadedModel, text: str, max_tokens: int) -> list[torch
     with _hooks(handles), torch.no_grad():
         loaded.model(**_inputs(loaded, text, max_tokens))
     return [seen[i] for i in range(len(layers))]
+
+
+def _layer_inputs(loaded: LoadedModel, text: str, max_tokens: int) -> list[torch.Tensor]:
+    """Each self-attention layer's input hidden states, (n, C) each, from one forward pass."""
+    return [x for x, _ in _layer_calls(loaded, text, max_tokens)]
 
 
 def _project(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, h: int) -> torch.Tensor:

@@ -1,17 +1,24 @@
 """One head's scores taken apart, BertViz's neuron view: q, k, q⊙k, their sum, ÷√D,
 softmax; and whether a model's weights are causal (a decoder's).
 
+q and k are the ones the model's scores are made of: after its per-head norms (Qwen3's
+q_norm / k_norm) and its rotary positions (Llama, Mistral, Qwen, Gemma: the cos and sin
+the model passed the layer), k of the key/value head a query head shares under
+grouped-query attention; the scores are soft-capped where the model caps them (Gemma 2)
+and masked by the model's own mask (causal, a sliding window).
+
 Shape legend: L layers, H heads, n tokens, D head size, C model width, B batch.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attention_core.lens.model_parts import _layer_inputs, _layers, _project
+from attention_core.lens.model_parts import _layer_calls, _layers, _project
 from attention_core.limits import MAX_TOKENS
 
 if TYPE_CHECKING:
@@ -24,9 +31,12 @@ class NeuronView:
     query i the products q_i ⊙ k_j (n, D), their sums (the raw scores, n), the scores times
     the model's scaling (1/√D), and their softmax (the attention row)."""
 
-    q: np.ndarray  # (n, D)
-    k: np.ndarray  # (n, D)
+    q: np.ndarray  # (n, D) as the scores use them (after norms and rotary positions)
+    k: np.ndarray  # (n, D) of the key/value head this query head reads
     scaling: float
+    mask: np.ndarray | None = None  # (n, n) added to the scores: 0 or -inf (the model's)
+    softcap: float | None = None  # scores → softcap · tanh(scores / softcap) (Gemma 2)
+    kv_head: int | None = None  # the shared key/value head under grouped-query attention
 
     def products(self, query: int) -> np.ndarray:
         return self.q[query][None, :] * self.k  # (n, D)
@@ -39,10 +49,30 @@ class NeuronView:
 
     def weights(self, query: int, *, causal: bool = False) -> np.ndarray:
         s = self.scaled_scores(query).astype(np.float64)
-        if causal:
+        if self.softcap:
+            s = self.softcap * np.tanh(s / self.softcap)
+        if self.mask is not None:
+            s = s + self.mask[query]
+        elif causal:
             s[query + 1 :] = -np.inf
         e = np.exp(s - s.max())
         return e / e.sum()  # (n,)
+
+
+def _mask(attention_mask: object, n: int) -> np.ndarray | None:
+    """The model's mask for this layer as (n, n) of 0 / -inf, or None (no mask passed)."""
+    import torch
+
+    if not isinstance(attention_mask, torch.Tensor):
+        return None
+    m = attention_mask.detach()
+    m = m.reshape(-1, *m.shape[-2:])[0][-n:, -n:]  # (B, 1, n | 1, n) → (n | 1, n)
+    if m.dtype == torch.bool:  # True = may attend
+        keep = np.where(m.numpy(), 0.0, -np.inf)
+    else:
+        added = m.double().numpy()
+        keep = np.where(added <= np.finfo(np.float32).min / 2, -np.inf, added)
+    return np.broadcast_to(keep, (n, n))
 
 
 def is_causal(weights: np.ndarray) -> bool:
@@ -66,8 +96,28 @@ def neuron_view(
             f"0..{layers[0].num_heads - 1}, got layer {layer}, head {head}"
         )
     part = layers[layer]
-    x = _layer_inputs(loaded, text, max_tokens)[layer]  # (n, C)
+    x, call = _layer_calls(loaded, text, max_tokens)[layer]  # (n, C), the layer's kwargs
+    module = part.module
     with torch.no_grad():
-        q = _project(x, part.wq, part.bq, part.num_heads)[head]  # (n, D)
-        k = _project(x, part.wk, part.bk, part.num_heads)[head]  # (n, D)
-    return NeuronView(q=q.double().numpy(), k=k.double().numpy(), scaling=part.scaling)
+        q = _project(x, part.wq, part.bq, part.num_heads)  # (H, n, D)
+        k = _project(x, part.wk, part.bk, part.num_kv_heads)  # (KV, n, D)
+        q_norm, k_norm = getattr(module, "q_norm", None), getattr(module, "k_norm", None)
+        q = q if q_norm is None else q_norm(q)  # per-head norms over D (Qwen3)
+        k = k if k_norm is None else k_norm(k)
+        rotary = call.get("position_embeddings")
+        if rotary is not None:  # the cos and sin the model passed this layer
+            apply = getattr(sys.modules[type(module).__module__], "apply_rotary_pos_emb", None)
+            if apply is None:
+                raise ValueError(f"{type(module).__name__}: rotary positions not understood")
+            q, k = apply(q[None], k[None], *rotary)  # (1, H, n, D), (1, KV, n, D)
+            q, k = q[0], k[0]
+        kv = part.kv_head(head)
+    softcap = getattr(module, "attn_logit_softcapping", None)
+    return NeuronView(
+        q=q[head].double().numpy(),
+        k=k[kv].double().numpy(),
+        scaling=part.scaling,
+        mask=_mask(call.get("attention_mask"), x.shape[0]),
+        softcap=float(softcap) if softcap else None,
+        kv_head=kv if part.num_kv_heads != part.num_heads else None,
+    )

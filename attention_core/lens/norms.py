@@ -28,7 +28,8 @@ def value_norms(loaded: LoadedModel, text: str, *, max_tokens: int = MAX_TOKENS)
     out = []
     with torch.no_grad():
         for layer, x in zip(layers, _layer_inputs(loaded, text, max_tokens), strict=True):
-            v = _project(x, layer.wv, layer.bv, layer.num_heads)  # (H, n, D)
+            v = _project(x, layer.wv, layer.bv, layer.num_kv_heads)  # (KV, n, D)
+            v = v.repeat_interleave(layer.num_heads // layer.num_kv_heads, dim=0)  # (H, n, D)
             wo = layer.wo.view(layer.wo.shape[0], layer.num_heads, layer.head_dim)  # (C, H, D)
             f = torch.einsum("hnd,chd->hnc", v, wo)  # (H, n, C)
             out.append(f.norm(dim=-1).to(torch.float32).numpy())  # (H, n)

@@ -5,11 +5,12 @@ sum, ÷√d, softmax), for a model you already have.
     neuron_view(model, "The animal didn't cross the street because it was too tired",
                 layer=3, head=1, query="it", tokenizer=tokenizer)
 
-q and k are rebuilt from the model's own projections (`attention_core.lens.neuron_view`).
+q and k are rebuilt from the model's own projections, after its rotary positions, per
+key/value head under grouped-query attention, with its mask and soft cap
+(`attention_core.lens.neuron_view`: Llama, Mistral, Qwen, Gemma 2, Phi-3, BERT, GPT-2…).
 Before anything is drawn the rebuilt row is checked against the model's own attention
-(`output_attentions`) at EXACT; where they differ (rotary positions applied to q and k
-after the projection, a sliding window, soft-capped scores) the view refuses with the
-difference instead of showing another number.
+(`output_attentions`) at EXACT; where they differ the view refuses with the difference
+instead of showing another number.
 
 Shape legend: n tokens, D head size.
 """
@@ -99,8 +100,8 @@ def neuron_view(
     if not gap <= EXACT:
         raise NeuronViewRefused(
             f"the rebuilt weights differ from the model's own by {gap:.3g} (layer {layer}, "
-            f"head {head}, query {i}): its scores are not q·k of its projections alone "
-            "(rotary positions, a sliding window, soft-capped scores?), so nothing is shown"
+            f"head {head}, query {i}): this model makes its scores in a way the view does not "
+            "rebuild (unscaled scores as GPT-Neo's, ALiBi biases?), so nothing is shown"
         )
     raw = float(parts.raw_scores(i)[j])
     figure = plot_neuron_view(
