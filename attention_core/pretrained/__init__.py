@@ -33,6 +33,8 @@ The package, one job per module:
              step `load_model`'s probe and `run_model` share; `FAMILIES`, `model_family`
 - `run`      `run_model` → `PretrainedAttention` (tokens, offsets, special and unknown
              flags, attentions), `hide_special`, `MAX_GENERATE`
+- `ids`      `run_ids`, where `run_model` sends token ids: one sentence, or a padded batch
+             with its attention mask, each sentence back without its padding
 - `tiny`     `build_tiny_model`, for offline tests of every family
 
 Shape legend: L layers, H heads per layer, n tokens (special tokens included), m tokens

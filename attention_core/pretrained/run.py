@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -51,11 +52,12 @@ class PretrainedAttention:
 
 def run_model(
     loaded: LoadedModel,
-    text: str,
+    text: Any,
     *,
     max_tokens: int = MAX_TOKENS,
     generate: int | None = None,
-) -> PretrainedAttention:
+    attention_mask: Any = None,
+) -> Any:
     """Run `text` through the model and return its tokens and attentions (L, H, n, n).
 
     Text longer than MAX_TEXT_CHARS characters or `max_tokens` tokens (or the model's own
@@ -66,7 +68,19 @@ def run_model(
     (default 0; they are in `tokens` and `attentions`, flagged in `generated`); an
     encoder-decoder's decoder writes up to that many (default DEFAULT_DECODER_TOKENS, see
     `decoder_tokens`). Encoders ignore it.
+
+    Instead of text: token ids, one sentence (a list of ints → one PretrainedAttention) or
+    a padded batch ((B, n) → a list, each sentence without its padding) with its
+    `attention_mask` (`pretrained.ids.run_ids`).
     """
+    if text is not None and not isinstance(text, str):
+        if generate:
+            raise ValueError("generate is taken with text, not with token ids")
+        from attention_core.pretrained.ids import run_ids
+
+        return run_ids(loaded, text, attention_mask, max_tokens=max_tokens)
+    if attention_mask is not None:
+        raise ValueError("attention_mask goes with token ids, not with text")
     if generate is None:
         generate = DEFAULT_DECODER_TOKENS if loaded.family == "encoder-decoder" else 0
     if not isinstance(generate, int) or isinstance(generate, bool):
@@ -74,7 +88,7 @@ def run_model(
     if not 0 <= generate <= MAX_GENERATE:
         raise ValueError(f"generate must be between 0 and {MAX_GENERATE}, got {generate}")
     if not isinstance(text, str):
-        raise ValueError(f"text must be a str, got {type(text).__name__}")
+        raise ValueError(f"text must be a str or token ids, got {type(text).__name__}")
     tokenizer = loaded.tokenizer
     minimum = tokenizer.num_special_tokens_to_add(pair=False) + 1
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < minimum:
