@@ -10,11 +10,13 @@ self- and cross-attention in a view of their own).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
 import streamlit as st
 
+from attention_core.attention_file import FORMATS, attention_bytes
 from attention_core.compare import (
     all_layers,
     layer_view,
@@ -22,6 +24,7 @@ from attention_core.compare import (
     pretrained_labels,
     visible_tokens,
 )
+from attention_core.export import download_name
 from attention_core.figures.compare import model_view, plot_model_view, without_cramped_text
 from attention_core.figures.heads import RELATIVE_MAX, head_grid, plot_heads
 from attention_core.figures.lens import plot_attention_matrix
@@ -137,6 +140,17 @@ if hide:
     st.info(tr("pretrained_hide_special_note"))
 labels = pretrained_labels(result, hide_special=hide)
 token_chips(visible_tokens(result, hide_special=hide))
+
+# --- every layer and head as a file (made when clicked), for a notebook or a re-upload ------
+for column, fmt in zip(st.columns(len(FORMATS)), FORMATS, strict=True):
+    column.download_button(
+        tr("pretrained_download", ext=fmt),
+        partial(attention_bytes, result.attentions, result.tokens, fmt),
+        file_name=download_name(settings.text, fmt, prefix="pretrained-attention"),
+        help=tr("pretrained_download_help"),
+        key=f"pretrained_download_{fmt}",
+        on_click="ignore",
+    )
 
 # --- one view at a time: they are heavy ---------------------------------------------------
 view = choose(

@@ -297,3 +297,27 @@ def test_an_encoder_decoder_shows_decoder_and_cross_attention(tiny_folders):
     at.radio(key="lang").set_value("zh-TW").run()  # and in Chinese, mid-session
     assert not at.exception
     assert "交叉注意力" in texts(at.caption)
+
+
+@needs_minilm
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_every_layer_downloads_in_three_formats_and_reads_back_as_transformers(reference, lang):
+    """The page offers .npz, .safetensors and .pt of what the model returned; the file a
+    click makes (the same `attention_bytes` of the page's own run) reads back to exactly
+    transformers' attentions and tokens."""
+    from attention_core.attention_file import FORMATS, attention_bytes, read_attention
+    from attention_core.pretrained import load_model, run_model
+
+    at = open_page(ENGLISH, lang=lang)
+    buttons = {b.key: b for b in at.get("download_button")}
+    assert [f"pretrained_download_{fmt}" for fmt in FORMATS] == [
+        k for k in buttons if k.startswith("pretrained_download_")
+    ]
+    word = "Download attention" if lang == "en" else "下載注意力"
+    assert all(word in buttons[f"pretrained_download_{f}"].proto.label for f in FORMATS)
+    tokens, attentions = reference(ENGLISH)
+    result = run_model(load_model(), ENGLISH)
+    for fmt in FORMATS:
+        read = read_attention(attention_bytes(result.attentions, result.tokens, fmt), f"a.{fmt}")
+        assert read.tokens == tokens
+        np.testing.assert_allclose(read.weights, attentions, atol=EXACT)

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page
+
+from attention_core.attention_file import read_attention
 
 from .checks import alerts, assert_no_exception, collect_page_errors, screenshot
 from .waits import expect_rerun, open_page, wait_for_heatmaps
@@ -65,6 +68,15 @@ def test_pretrained_model_view_paints_every_layer_and_head(app_server: str, page
     wait_for_heatmaps(page, 1, chart=1)
     assert any("沒有意義" in a for a in alerts(page))
     screenshot(page, "pretrained-contrast")
+
+    # every layer and head as a file: made on the click, read back as the model returned it
+    for fmt in ("npz", "safetensors"):
+        with page.expect_download() as download:
+            _main(page).get_by_role("button", name=f"Download attention (.{fmt})").click()
+        saved = download.value
+        assert saved.suggested_filename.endswith(f".{fmt}")
+        read = read_attention(Path(saved.path()).read_bytes(), saved.suggested_filename)
+        assert read.tokens[:3] == ["[CLS]", "中", "和"] and read.weights.shape == (6, 12, n, n)
     assert_no_exception(page)
     assert not errors, errors
 
