@@ -25,7 +25,7 @@ from attention_core.figures.headview import HEAD_VIEW_CSS, HEAD_VIEW_JS, MIN_WEI
 from attention_core.figures.lens import HEAD_COLORS
 from attention_core.i18n import DEFAULT_LANG, t
 from attention_core.notebook.html import View, figure_body, json_for_script
-from attention_core.notebook.inputs import NotebookInputError, as_attention
+from attention_core.notebook.inputs import Attention, NotebookInputError, as_attention
 
 __all__ = ["head_view", "heads_grid", "model_view"]
 
@@ -120,15 +120,7 @@ def head_view(
     `include_layers` keeps only those layers. `batch` picks one sentence of a batch.
     `html_action` is accepted for BertViz's calls: "view" and "return" both return the
     View (its `.data` is the HTML)."""
-    if html_action not in ("view", "return"):
-        raise NotebookInputError(f"html_action must be 'view' or 'return', got {html_action!r}")
-    att = as_attention(
-        attention,
-        tokens,
-        include_layers=include_layers,
-        batch=batch,
-        prettify_tokens=prettify_tokens,
-    )
+    att = _checked(attention, tokens, html_action, include_layers, batch, prettify_tokens)
     L, H, n, _ = att.weights.shape
     first = att.layers[0] if layer is None else int(layer)
     if first not in att.layers:
@@ -170,6 +162,26 @@ def head_view(
     return View(body, title=t("lens_view_head", lang))
 
 
+def _checked(
+    attention: Any,
+    tokens: Sequence[str],
+    html_action: str,
+    include_layers: Sequence[int] | None,
+    batch: int,
+    prettify_tokens: bool,
+) -> Attention:
+    """BertViz's arguments checked (`as_attention`); html_action "view" or "return"."""
+    if html_action not in ("view", "return"):
+        raise NotebookInputError(f"html_action must be 'view' or 'return', got {html_action!r}")
+    return as_attention(
+        attention,
+        tokens,
+        include_layers=include_layers,
+        batch=batch,
+        prettify_tokens=prettify_tokens,
+    )
+
+
 def _labels(tokens: Sequence[str]) -> list[str]:
     """The app's axis labels, `index:token` (unique even where tokens repeat)."""
     return [f"{i}:{token}" for i, token in enumerate(tokens)]
@@ -190,15 +202,7 @@ def model_view(
     """BertViz's model view: every (included) layer × head at once, here as one tiled
     heatmap (the app's Lens page picture), token labels on hover. `sentence_b_start` is
     accepted for BertViz's calls; the tiles always show the whole matrix."""
-    if html_action not in ("view", "return"):
-        raise NotebookInputError(f"html_action must be 'view' or 'return', got {html_action!r}")
-    att = as_attention(
-        attention,
-        tokens,
-        include_layers=include_layers,
-        batch=batch,
-        prettify_tokens=prettify_tokens,
-    )
+    att = _checked(attention, tokens, html_action, include_layers, batch, prettify_tokens)
     H = att.weights.shape[1]
     chosen = list(range(H)) if include_heads is None else [int(h) for h in include_heads]
     if not chosen or any(not 0 <= h < H for h in chosen):
