@@ -9,6 +9,7 @@ and session-scoped servers start once).
   the other worker's browser and server would otherwise eat. Two file locks shared by the
   workers of one run: every test holds `run` shared; an `alone` test first takes `intent`
   (new tests wait on it), then `run` exclusively (it waits for the test in progress).
+  The `load` tests (`pytest -m load`: a class's latencies) run alone too.
 With `-n 0` (one process) the locks are no-ops; the order stays.
 """
 
@@ -75,5 +76,6 @@ def _turn(alone: bool) -> Iterator[None]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
     """Setup, call and teardown of `item` in its turn."""
-    with _turn(item.get_closest_marker("alone") is not None):
+    alone = any(item.get_closest_marker(name) for name in ("alone", "load"))
+    with _turn(alone):
         return (yield)
