@@ -156,7 +156,9 @@ def head_view(
         f'<div class="hv-controls studio-headview">{controls}</div>'
         '<div class="hv-mount"></div>'
         f'<script type="application/json" class="hv-payload">{json_for_script(payload)}</script>'
-        f"<script>{HEAD_VIEW_JS}\n{_CONTROLS_JS}</script>"
+        # one function scope: a notebook shows many views in one document, and the
+        # renderer's top-level constants would clash as globals
+        f"<script>(function () {{\n{HEAD_VIEW_JS}\n{_CONTROLS_JS}\n}})();</script>"
         "</div>"
     )
     return View(body, title=t("lens_view_head", lang))

@@ -95,6 +95,7 @@ EN_NAMES = {
     "Hugging", "Face", "Hub", "MiniLM", "Jensen", "Shannon", "Clark", "Vaswani",
     "Abnar", "Zuidema", "Kobayashi", "Olsson",
     "JSON", "CSV", "PNG", "SVG", "UTF", "CLS", "SEP", "PAD", "UNK", "English", "Language",
+    "npz", "safetensors", "NumPy",
 }  # fmt: skip
 EN_PHRASES = [
     "What Does BERT Look At?",  # a paper's title, cited

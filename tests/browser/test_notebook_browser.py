@@ -138,3 +138,35 @@ def test_the_saved_figures_paint_offline(executed, offline_page, name: str, heat
     painted.first.wait_for(state="attached", timeout=30_000)
     assert painted.count() == heatmaps
     assert errors == [] and asked == []
+
+
+def test_every_output_in_one_document_draws(executed, offline_page, tmp_path: Path) -> None:
+    """A notebook shows all its outputs in one page (JupyterLab, VS Code): two head views,
+    three figures side by side, each drawing in its own box, no clash, no page error."""
+    notebook, _ = executed
+    shown = [
+        "".join(output["data"]["text/html"])
+        for cell in notebook["cells"]
+        for output in cell.get("outputs", [])
+        if "text/html" in output.get("data", {})
+    ]
+    page_file = tmp_path / "notebook.html"
+    page_file.write_text(
+        '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>'
+        + "".join(f'<div class="output">{html}</div>' for html in shown)
+        + "</body></html>",
+        encoding="utf-8",
+    )
+    page, asked = offline_page
+    errors = _open(page, page_file)
+    views = page.locator(".studio-headview-box")
+    assert views.count() == 2
+    for index, tokens in enumerate((15, 14)):  # the animal sentence; the sentence pair
+        assert views.nth(index).locator("text.hv-q").count() == tokens
+    views.nth(1).locator("text.hv-q").nth(2).hover()
+    assert views.nth(1).locator(".hv-lines line").count() > 0
+    assert views.nth(0).locator(".hv-lines line").count() == 0  # the other view is untouched
+    painted = page.locator("g.hm image, g.imagelayer image")
+    painted.first.wait_for(state="attached", timeout=30_000)
+    assert painted.count() == sum(count for _, count in FIGURES)
+    assert errors == [] and asked == []
