@@ -240,9 +240,10 @@ try:
             format_func=labels.__getitem__,
         )
         neuron = lens_neuron(name.strip(), settings.text, layer, head)
-        rebuilt = neuron.weights(query, causal=is_causal(result.attentions))
+        causal = is_causal(result.attentions)
+        rebuilt = neuron.weights(query, causal=causal)
         raw = neuron.raw_scores(query)[key]
-        gap = float(np.abs(rebuilt - result.attentions[layer, head, query]).max())
+        gap = neuron.gap(query, result.attentions[layer, head, query], causal=causal)
         if not gap <= EXACT:  # a rebuilt number that is not the model's is never shown
             st.warning(tr("lens_neuron_refused", gap=gap))
             st.stop()

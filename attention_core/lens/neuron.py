@@ -58,6 +58,11 @@ class NeuronView:
         e = np.exp(s - s.max())
         return e / e.sum()  # (n,)
 
+    def gap(self, query: int, own: np.ndarray, *, causal: bool = False) -> float:
+        """The largest difference between the rebuilt row of `query` and the model's own
+        (n,) row: above EXACT, the view must not show its numbers."""
+        return float(np.abs(self.weights(query, causal=causal) - own).max())
+
 
 def _mask(attention_mask: object, n: int) -> np.ndarray | None:
     """The model's mask for this layer as (n, n) of 0 / -inf, or None (no mask passed)."""

@@ -95,8 +95,7 @@ def neuron_view(
         parts = take_apart(loaded, text, layer, head, max_tokens=max_tokens)
     except ValueError as error:  # grouped-query attention, an unknown layout
         raise NeuronViewRefused(f"the neuron view cannot take this model apart: {error}") from None
-    rebuilt = parts.weights(i, causal=is_causal(result.attentions))  # (n,)
-    gap = float(np.abs(rebuilt - own).max())
+    gap = parts.gap(i, own, causal=is_causal(result.attentions))
     if not gap <= EXACT:
         raise NeuronViewRefused(
             f"the rebuilt weights differ from the model's own by {gap:.3g} (layer {layer}, "
