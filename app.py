@@ -262,6 +262,11 @@ with script_place():
                 title=tr("page_minimal_pairs"),
                 icon=":material/difference:",
             ),
+            st.Page(
+                "pages/attention_file.py",
+                title=tr("page_attention_file"),
+                icon=":material/upload_file:",
+            ),
         ],
     }
     # expanded: every page listed. Collapsed, Streamlit folds the list after 10 entries behind

@@ -30,7 +30,14 @@ MAX_FILE_BYTES = 200 * 1024 * 1024  # 12 layers × 12 heads × 512² float32 is 
 
 
 class AttentionFileError(ValueError):
-    """A file that is not an attention file this project can read (the message says why)."""
+    """A file that is not an attention file this project can read (the message says why;
+    `code` and `params` name the reason for an interface in another language, as
+    `NotebookInputError`'s do)."""
+
+    def __init__(self, message: str, *, code: str, **params: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = params
 
 
 def attention_bytes(attentions: np.ndarray, tokens: Sequence[str], fmt: str) -> bytes:
@@ -58,7 +65,11 @@ def _npz(data: bytes) -> tuple[Any, Any]:
     with np.load(io.BytesIO(data), allow_pickle=False) as archive:
         unpacked = sum(info.file_size for info in archive.zip.infolist())
         if unpacked > MAX_FILE_BYTES:  # a small zip may unpack to gigabytes
-            raise AttentionFileError(f"the file unpacks to over {MAX_FILE_BYTES // 2**20} MB")
+            raise AttentionFileError(
+                f"the file unpacks to over {MAX_FILE_BYTES // 2**20} MB",
+                code="unpacks_large",
+                mb=MAX_FILE_BYTES // 2**20,
+            )
         return archive["attentions"], archive["tokens"].tolist()
 
 
@@ -67,7 +78,7 @@ def _safetensors(data: bytes) -> tuple[Any, Any]:
 
     (size,) = struct.unpack("<Q", data[:8])  # the header's length, then the JSON header
     if size > len(data) - 8:
-        raise AttentionFileError("the file's header is longer than the file")
+        raise AttentionFileError("the file's header is longer than the file", code="header")
     metadata = json.loads(data[8 : 8 + size]).get("__metadata__") or {}
     return load(data)["attentions"], json.loads(metadata["tokens"])
 
@@ -84,11 +95,15 @@ def read_attention(data: bytes, name: str) -> Attention:
     Raises AttentionFileError with the reason: too large, not such a file, no attentions
     or tokens, a shape that does not match the tokens, weights that are not weights."""
     if len(data) > MAX_FILE_BYTES:
-        raise AttentionFileError(f"the file is over {MAX_FILE_BYTES // 2**20} MB")
+        mb = MAX_FILE_BYTES // 2**20
+        raise AttentionFileError(f"the file is over {mb} MB", code="too_large", mb=mb)
     fmt = name.rsplit(".", 1)[-1].lower() if "." in name else ""
     readers = {"npz": _npz, "safetensors": _safetensors, "pt": _pt}
     if fmt not in readers:
-        raise AttentionFileError(f"the file must end in .{', .'.join(FORMATS)}")
+        endings = "." + ", .".join(FORMATS)
+        raise AttentionFileError(
+            f"the file must end in {endings}", code="extension", endings=endings
+        )
     try:
         attentions, tokens = readers[fmt](data)
     except AttentionFileError:
@@ -96,11 +111,13 @@ def read_attention(data: bytes, name: str) -> Attention:
     except Exception as error:  # not a zip, a broken header, a pickle weights_only refuses
         raise AttentionFileError(
             f"not a readable .{fmt} attention file ({type(error).__name__}): it needs "
-            "'attentions' (layers, heads, n, n) and 'tokens'"
+            "'attentions' (layers, heads, n, n) and 'tokens'",
+            code="unreadable",
+            fmt=fmt,
         ) from None
     if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
-        raise AttentionFileError("'tokens' must be a list of strings")
+        raise AttentionFileError("'tokens' must be a list of strings", code="tokens")
     try:
         return as_attention(attentions, tokens, prettify_tokens=False)
     except NotebookInputError as error:
-        raise AttentionFileError(str(error)) from None
+        raise AttentionFileError(str(error), code=error.code, **error.params) from None

@@ -31,6 +31,7 @@ from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.figures.style import HALF_WIDTH_PX
 from attention_core.settings import MAX_SEED, TOKENIZERS, head_options, nearest_heads
 from attention_core.stats import STAT_NAMES, head_similarity, head_stats, similarity_order
+from ui.attention_file import FILE_STATE
 from ui.charts import show_chart
 from ui.common import (
     analysis_or_stop,
@@ -348,16 +349,21 @@ st.title(tr("compare_title"))
 st.caption(tr("compare_intro"))
 settings = current_settings()
 
-# heads trained on the "Train attention live" page, sent here with its button
+# heads trained on the "Train attention live" page, sent here with its button; a file
+# opened on the "Open an attention file" page
 trained = state.get("compare_trained")
-sources = (*SOURCES, "trained") if trained else SOURCES
+opened = state.get(FILE_STATE)
+sources = (*SOURCES, *(("trained",) if trained else ()), *(("file",) if opened else ()))
 source = (
     choose(
         st.segmented_control,
         tr("compare_source_label"),
         sources,
         key="compare_source",
-        default="trained" if trained else "module",
+        # the page opened from a button (the train page's, the file page's) shows its heads
+        default="file"
+        if state.pop("compare_open_file", False) and opened
+        else ("trained" if trained else "module"),
         format_func=lambda option: tr(f"compare_source_{option}"),
         required=True,
         on_change=_reset_pair,
@@ -370,6 +376,12 @@ if source == "trained":
     # the induction model names its heads by layer ("layer 1 · head 0")
     names = trained.get("names") or _names(trained["weights"].shape[0])
     one_model(trained["weights"], trained["labels"], names)
+elif source == "file":
+    weights = opened["weights"]  # (L, H, n, n)
+    L, H = weights.shape[:2]
+    st.caption(tr("compare_file_caption", name=md_escape(opened["name"]), layers=L, heads=H))
+    layer = choose(st.select_slider, tr("compare_layer_label"), range(L), key="compare_file_layer")
+    one_model(weights[layer], [f"{i}:{t}" for i, t in enumerate(opened["tokens"])], _names(H))
 elif source == "pretrained":
     name = state.get(MODEL_STATE, "")
     model = model_or_stop(name)

@@ -265,6 +265,15 @@ def lens_flow(name: str, text: str) -> np.ndarray:
     return flow(pretrained_result(name, text).attentions)
 
 
+@st.cache_data(max_entries=4, show_spinner=False)
+def attention_flow(file_id: str, _attentions: np.ndarray) -> np.ndarray:
+    """Attention flow (n, n) of an opened file's (L, H, n, n) weights, keyed on the
+    upload's id (ui.attention_file; the weights themselves are not hashed)."""
+    from attention_core.lens import flow
+
+    return flow(_attentions)
+
+
 @st.cache_data(max_entries=8, show_spinner=False)
 def lens_neuron(name: str, text: str, layer: int, head: int) -> NeuronView:
     """q and k of one head (attention_core.lens.neuron_view)."""

@@ -31,7 +31,15 @@ _EAGER = (
 
 
 class NotebookInputError(ValueError):
-    """The attention or tokens handed to a view cannot be shown as they are."""
+    """The attention or tokens handed to a view cannot be shown as they are.
+
+    `code` names the reason and `params` its numbers, for an interface that says it in its
+    own language (the app's file page: catalog key `file_error_{code}`)."""
+
+    def __init__(self, message: str, *, code: str = "input", **params: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = params
 
 
 @dataclass(frozen=True)
@@ -54,7 +62,7 @@ def _stack(attention: Any, batch: int) -> np.ndarray:
     """Any accepted form → (L, H, n, n)."""
     if isinstance(attention, (tuple, list)):
         if not attention:
-            raise NotebookInputError(f"the attention is empty: no layers; {_EAGER}")
+            raise NotebookInputError(f"the attention is empty: no layers; {_EAGER}", code="empty")
         layers = [_array(layer) for layer in attention]
         shapes = {layer.shape for layer in layers}
         if len(shapes) != 1:
@@ -75,7 +83,9 @@ def _stack(attention: Any, batch: int) -> np.ndarray:
     if stacked.ndim != 4 or stacked.shape[-1] != stacked.shape[-2]:
         raise NotebookInputError(
             "attention must be L tensors (B, H, n, n) as transformers returns them, or an "
-            f"array (L, H, n, n) or (H, n, n); got shape {stacked.shape}"
+            f"array (L, H, n, n) or (H, n, n); got shape {stacked.shape}",
+            code="shape",
+            shape=" × ".join(map(str, stacked.shape)),
         )
     return stacked
 
@@ -115,19 +125,27 @@ def as_attention(
     if len(labels) != n:
         raise NotebookInputError(
             f"{len(labels)} tokens for attention over {n} positions: pass the tokens of "
-            "the same input (tokenizer.convert_ids_to_tokens(inputs['input_ids'][0]))"
+            "the same input (tokenizer.convert_ids_to_tokens(inputs['input_ids'][0]))",
+            code="token_count",
+            tokens=len(labels),
+            n=n,
         )
     if n == 0:
-        raise NotebookInputError("there are no tokens to show")
+        raise NotebookInputError("there are no tokens to show", code="no_tokens")
     if not np.isfinite(weights).all():
-        raise NotebookInputError("the attention holds NaN or infinite values")
+        raise NotebookInputError("the attention holds NaN or infinite values", code="not_finite")
     if (weights < 0).any():
-        raise NotebookInputError("the attention holds negative weights: pass weights, not scores")
+        raise NotebookInputError(
+            "the attention holds negative weights: pass weights, not scores", code="negative"
+        )
     sums = weights.sum(-1)  # (L, H, n)
     if not np.allclose(sums, 1.0, atol=ROW_SUM_TOLERANCE):
         raise NotebookInputError(
             f"attention rows sum to {float(sums.min()):.3g}…{float(sums.max()):.3g}, not 1: "
-            f"{_EAGER}; a padded batch needs the unpadded sentence's rows and tokens"
+            f"{_EAGER}; a padded batch needs the unpadded sentence's rows and tokens",
+            code="row_sums",
+            low=float(sums.min()),
+            high=float(sums.max()),
         )
     layers = _pick(L, include_layers, "layers")
     kept = np.ascontiguousarray(weights[layers])  # (L', H, n, n)

@@ -51,6 +51,7 @@ PAGES = [
     "pretrained",
     "lens",
     "minimal_pairs",
+    "attention_file",
     "classroom",
     "glossary",
 ]
@@ -69,6 +70,7 @@ PAINTS = {
     "train": ('[data-testid="stButton"] button[kind="primary"]', 1),
     "glossary": ('[data-testid="stTable"]', 0),
     "pretrained": (".studio-chart", 1),
+    "attention_file": ('[data-testid="stFileUploader"]', 0),
 }
 # The user's own text is always allowed: each walk types the other language's sentence,
 # so a leak of the interface's own language cannot hide behind it.
@@ -108,6 +110,9 @@ EN_PHRASES = [
     "forward()",
     "Plotly.js",
 ]
+# Streamlit's file uploader (the attention-file page), which the app cannot relabel: its
+# button, "200MB per file • NPZ, SAFETENSORS, PT" under it, its input's aria-label.
+EN_PHRASES += ["Upload", "MB per file", "NPZ, SAFETENSORS, PT"]
 # A class code is Latin letters in either language; the join box shows one as its example.
 EN_NAMES |= {"ABCD"}
 # Math and code the pages write as such: softmax(QKᵀ/√d_k), Concat(head_0, …), log n.
@@ -135,6 +140,7 @@ STREAMLIT_CHROME = {
     "Copy to clipboard",
     "Selected values",
     "progress",
+    "file upload",
 }
 # Streamlit's labels around our text: "Help for <our label>", "Remove <chosen option>"
 STREAMLIT_CHROME_PREFIXES = ("Help for ", "Remove ")

@@ -17,9 +17,11 @@ import re
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
+import numpy as np
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from attention_core.attention_file import attention_bytes
 from attention_core.handmade import MAX_HANDMADE_TOKENS
 from attention_core.i18n import t
 from attention_core.settings import DEFAULT_TEXT
@@ -27,7 +29,7 @@ from attention_core.tokenize import token_labels, tokenize
 
 from .checks import check_page, expected_errors, screenshot
 from .chromium import APP_TIMEOUT_MS as WAIT_MS
-from .server import ServerLog
+from .server import ARTIFACTS_DIR, ServerLog
 from .waits import expect_rerun, maybe_rerun, open_page, wait_for_heatmaps
 from .widgets import LANG_LABELS, edit_cell, main_area, pick_option, sidebar
 
@@ -298,6 +300,22 @@ def minimal_pairs_page(walk: Walk) -> None:
     walk.step("edit sentence B", edit, shot="minimal-pairs")
 
 
+def attention_file_page(walk: Walk) -> None:
+    path = ARTIFACTS_DIR / "walk-attention.safetensors"
+    weights = np.full((2, 2, 3, 3), 1 / 3, dtype=np.float32)  # (L, H, n, n), uniform rows
+    ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(attention_bytes(weights, ["中和", "有", "<i>x</i>"], "safetensors"))
+    uploader = walk.main.locator('[data-testid="stFileUploader"] input[type="file"]')
+    walk.step("open an attention file", lambda: uploader.set_input_files(path))
+    wait_for_heatmaps(walk.page, 1)
+    walk.step(
+        "its heads, one layer",
+        walk.segment("pretrained_view_label", walk.tr("file_view_layer")).click,
+    )
+    wait_for_heatmaps(walk.page, 2)
+    walk.step("close it", walk.main.get_by_role("button", name=walk.tr("file_close")).click)
+
+
 def classroom_page(walk: Walk) -> None:
     # While a class is open the teacher's view refreshes itself (4 times a second), so the
     # app is never idle and the walk's checks could not settle: one step opens a class,
@@ -333,6 +351,7 @@ PAGE_STEPS: dict[str, Callable[[Walk], None]] = {
     "lens": lens_page,
     "minimal_pairs": minimal_pairs_page,
     "classroom": classroom_page,
+    "attention_file": attention_file_page,
 }
 
 
