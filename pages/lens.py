@@ -26,6 +26,7 @@ from attention_core.lens import (
     FLOW_MAX_TOKENS,
     SINK_KINDS,
     is_causal,
+    kv_groups,
     pool_to_words,
     rollout,
     sinks,
@@ -74,6 +75,31 @@ def _head_key(layer: int, head: int) -> str:
 def _head_pair(key: str) -> tuple[int, int]:
     layer, head = key.split("-")
     return int(layer), int(head)
+
+
+def _kv_group_knockout(groups: list[list[int]], layers: int, options: list[str]) -> None:
+    """Which query heads share a key/value head, and a button that knocks out one group."""
+    names = tr("lens_list_sep").join(
+        tr("lens_kv_group_name", kv=g, heads=", ".join(map(str, heads)))
+        for g, heads in enumerate(groups)
+    )
+    st.caption(tr("lens_kv_groups_caption", groups=names))
+    c1, c2, c3 = st.columns([2, 2, 2], vertical_alignment="bottom")
+    layer = choose(c1.selectbox, tr("lens_layer_label"), range(layers), key="lens_kv_layer")
+    group = choose(
+        c2.selectbox,
+        tr("lens_kv_group_label"),
+        range(len(groups)),
+        key="lens_kv_group",
+        format_func=lambda g: tr("lens_kv_group_name", kv=g, heads=", ".join(map(str, groups[g]))),
+    )
+
+    def knock_out() -> None:
+        chosen = [k for k in state.get(KNOCKED, []) if k in options]
+        added = [_head_key(layer, h) for h in groups[group]]
+        state[KNOCKED] = chosen + [k for k in added if k not in chosen]
+
+    c3.button(tr("lens_kv_knock"), key="lens_kv_knock", on_click=knock_out)
 
 
 entry_guard()
@@ -313,6 +339,10 @@ try:
             format_func=lambda k: tr("lens_head_name", layer=k.split("-")[0], head=k.split("-")[1]),
             help=tr("lens_knocked_help"),
         )
+        groups = kv_groups(model)
+        if len(groups[0]) > 1:  # grouped-query attention: a key/value head's whole group
+            _kv_group_knockout(groups, L, options)
+            knocked = state[KNOCKED]
         pairs = tuple(_head_pair(k) for k in knocked)
         outcome = lens_ablation(name.strip(), settings.text, pairs)
         m1, m2 = st.columns(2)

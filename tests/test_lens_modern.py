@@ -168,3 +168,32 @@ def test_knocking_out_a_query_head_zeroes_only_its_slice(family: str) -> None:
     np.testing.assert_allclose(result.hidden, expected, atol=EXACT)
     assert result.token_distance > 0
     np.testing.assert_allclose(ablate(loaded, TEXT, []).hidden, result.original, atol=EXACT)
+
+
+@pytest.mark.parametrize("family", ["llama", "qwen2", "mistral"])
+def test_knocking_out_a_key_value_group_is_zeroing_its_value_head(family: str) -> None:
+    """A whole group of query heads knocked out (`kv_groups`) against another way to remove
+    that key/value head: a copy of the model whose v_proj rows of the head are zero (its
+    values are then 0, so every query head reading it outputs 0)."""
+    import copy
+
+    from attention_core.lens import ablate, kv_groups
+    from attention_core.lens.model_parts import _inputs
+
+    loaded, _ = _loaded(family)
+    kv = FAMILIES[family][1]["num_key_value_heads"]
+    groups = kv_groups(loaded)
+    assert groups == [list(range(g * 4 // kv, (g + 1) * 4 // kv)) for g in range(kv)]
+    group = len(groups) - 1  # the last key/value head of layer 0
+    model = copy.deepcopy(loaded.model)
+    v_proj = model.model.layers[0].self_attn.v_proj
+    d = model.model.layers[0].self_attn.head_dim
+    with torch.no_grad():
+        v_proj.weight[group * d : (group + 1) * d] = 0.0
+        if v_proj.bias is not None:
+            v_proj.bias[group * d : (group + 1) * d] = 0.0
+        inputs = _inputs(loaded, TEXT, 512)
+        expected = model.model(**inputs).last_hidden_state[0].double().numpy()
+    result = ablate(loaded, TEXT, [(0, h) for h in groups[group]])
+    np.testing.assert_allclose(result.hidden, expected, atol=EXACT)
+    assert result.token_distance > 0

@@ -346,3 +346,28 @@ def test_neuron_view_of_a_grouped_query_llama_and_a_refusal(tmp_path) -> None:
     assert "cannot rebuild this head's weights" in " ".join(w.value for w in at.warning)
     assert "Rebuilt from q and k" not in md_unescape(texts(at))
     assert "lens_neuron_chart" not in charts(at)
+
+
+def test_ablation_names_key_value_groups_and_knocks_one_out_in_one_click(tmp_path) -> None:
+    """A Llama with 4 query heads on 2 key/value heads: the page names the groups and its
+    button knocks out heads 2 and 3 of layer 1 together; the metric is `ablate` of that set."""
+    from attention_core.lens import ablate
+    from attention_core.pretrained import load_model
+    from ui.models import MODEL_STATE
+
+    small = {"hidden_size": 32, "num_attention_heads": 4, "max_position_embeddings": 128}
+    llama = _tiny_folder(
+        tmp_path / "llama", "LlamaConfig", intermediate_size=64, num_hidden_layers=2,
+        num_key_value_heads=2, **small,
+    )  # fmt: skip
+    at = open_lens(**{MODEL_STATE: llama, "lens_view": "ablation"})
+    assert "key/value head 1 (query heads 2, 3)" in md_unescape(texts(at))
+    at.selectbox(key="lens_kv_layer").select(1).run()
+    at.selectbox(key="lens_kv_group").select(1).run()
+    at.button(key="lens_kv_knock").click().run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="lens_knocked").value == ["1-2", "1-3"]
+    want = ablate(load_model(llama), SENTENCE, [(1, 2), (1, 3)]).pooled_distance
+    assert at.metric[0].value == f"{want:.4f}"
+    at.radio(key="lang").set_value("zh-TW").run()
+    assert not at.exception and "鍵／值頭 1（查詢頭 2, 3）" in md_unescape(texts(at))

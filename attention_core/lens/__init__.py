@@ -9,6 +9,7 @@ Raw attention weights say where a head looks, not what it changes (Jain & Wallac
     norm_weighted(m, t)   ‖α_ij · f_h(x_j)‖, weights times what is moved (Kobayashi et al. 2020)
     head_effects(m, t)    every head knocked out, one at a time, ranked by its effect
     ablate(m, t, heads)   the output with a set of heads zeroed
+    kv_groups(m)          the query heads sharing each key/value head (a group to knock out)
     toy_head_effects(...) the same for the project's own trained toy model: accuracy
     sinks(m, t)           how much each head attends to [CLS] / [SEP] / first / punctuation,
                           with those tokens' value norms (why such heads are near no-ops;
@@ -31,7 +32,13 @@ SINK_KINDS and sink_positions are importable from here too, outside `__all__` as
 
 from __future__ import annotations
 
-from attention_core.lens.ablation import AblationResult, HeadEffects, ablate, head_effects
+from attention_core.lens.ablation import (
+    AblationResult,
+    HeadEffects,
+    ablate,
+    head_effects,
+    kv_groups,
+)
 from attention_core.lens.combine import FLOW_MAX_TOKENS, flow, rollout
 from attention_core.lens.minimal_pairs import RowChange, row_change, shared_tokens
 from attention_core.lens.neuron import NeuronView, is_causal, neuron_view
@@ -54,6 +61,7 @@ __all__ = [
     "flow",
     "head_effects",
     "is_causal",
+    "kv_groups",
     "neuron_view",
     "norm_weighted",
     "pool_to_words",

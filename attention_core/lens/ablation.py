@@ -99,6 +99,17 @@ def _base(model: Any) -> Any:
     return getattr(model, "base_model", model)
 
 
+def kv_groups(loaded: LoadedModel) -> list[list[int]]:
+    """The query heads that read each key/value head, for every layer alike (transformers'
+    repeat_kv grouping): [[0, 1], [2, 3]] for 4 query heads over 2 key/value heads; one
+    head per group without grouped-query attention. Knocking a whole group out
+    (`ablate(loaded, text, [(layer, h) for h in group])`) removes that key/value head's
+    every contribution, as zeroing its value projection would."""
+    first = _layers(loaded.model)[0]
+    size = first.num_heads // first.num_kv_heads
+    return [list(range(g * size, (g + 1) * size)) for g in range(first.num_kv_heads)]
+
+
 def ablate(
     loaded: LoadedModel,
     text: str,
