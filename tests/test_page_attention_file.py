@@ -185,6 +185,11 @@ BAD_FILES = {
         "w.npz",
         "the shape 2 × 3",
     ),
+    "too long for the views": (
+        attention_bytes(np.full((1, 1, 513, 513), 1 / 513, np.float32), ["a"] * 513, "npz"),
+        "long.npz",
+        "it holds 513 tokens, and the views here show at most 512",
+    ),
     "too large": (
         b"\0" * (MAX_FILE_BYTES + 1),
         "big.npz",
@@ -230,8 +235,15 @@ def _codes(path: Path) -> set[str]:
 
 
 def test_every_reason_a_file_is_refused_for_has_words_in_both_languages() -> None:
-    codes = _codes(ROOT / "attention_core/attention_file.py") | _codes(
-        ROOT / "attention_core/notebook/inputs.py"
+    codes = set.union(
+        *(
+            _codes(ROOT / path)
+            for path in (
+                "attention_core/attention_file.py",
+                "attention_core/notebook/inputs.py",
+                "ui/attention_file.py",
+            )
+        )
     )
     assert len(codes) >= 12
     missing = {c for c in codes if f"file_error_{c}" not in catalog()}

@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from attention_core.attention_file import AttentionFileError, read_attention
+from attention_core.limits import MAX_TOKENS
 
 FILE_STATE = "file_attention"  # {"id", "name", "weights" (L, H, n, n), "tokens" (n)}
 _REFUSED = "_file_refused"  # (upload id, AttentionFileError): a refused file is read once
@@ -28,6 +29,14 @@ def open_upload(upload: Any) -> None:
         raise refused[1]
     try:
         attention = read_attention(upload.getvalue(), upload.name)
+        n = len(attention.tokens)
+        if n > MAX_TOKENS:  # the views' bound (exact heatmaps, head view), as for any text
+            raise AttentionFileError(
+                f"{n} tokens: the views show at most {MAX_TOKENS}",
+                code="too_long",
+                n=n,
+                limit=MAX_TOKENS,
+            )
     except AttentionFileError as error:
         state[_REFUSED] = (upload.file_id, error)
         raise
