@@ -163,3 +163,20 @@ def test_a_model_whose_attention_is_not_real_weights_is_refused(tiny, monkeypatc
         from_model(tiny["encoder"].model, tiny["encoder"].tokenizer)
     with pytest.raises(ValueError, match="transformers model"):
         from_model(object(), tiny["encoder"].tokenizer)
+
+
+def test_a_tokenizer_that_is_not_the_model_s_is_refused(tiny) -> None:
+    """The packaged vocabulary (30 522 tokens) handed with a model of 100 embedding rows:
+    a message naming both sizes, not an IndexError from inside the forward pass."""
+    import transformers
+
+    from attention_core.pretrained import ModelLoadError, from_model
+
+    config = transformers.BertConfig(
+        vocab_size=100, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32,
+    )  # fmt: skip
+    small = transformers.BertModel(config)
+    tokenizer = tiny["encoder"].tokenizer
+    with pytest.raises(ModelLoadError, match=f"has {len(tokenizer)} tokens but the model's vocab"):
+        from_model(small, tokenizer)

@@ -198,6 +198,17 @@ def _wrap(label: str, model: Any, tokenizer: Any) -> LoadedModel:
     eval mode, then one probe run for L and H. Raises ModelLoadError when it cannot run or
     returns no attentions."""
     model.eval()  # dropout off: the weights shown are deterministic
+    embeddings = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
+    rows = getattr(embeddings, "num_embeddings", None)
+    if rows is not None and len(tokenizer) > rows:  # ids past the model's own vocabulary
+        raise ModelLoadError(
+            f"could not use {label!r}: its tokenizer has {len(tokenizer)} tokens but the "
+            f"model's vocabulary only {rows}; pass the tokenizer the model was trained with",
+            "tokenizer",
+            model=label,
+            tokens=len(tokenizer),
+            rows=rows,
+        )
 
     # One tiny forward both checks that this architecture returns attentions and reads
     # L and H from them, whatever the config calls those numbers.
