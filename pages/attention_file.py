@@ -30,6 +30,7 @@ from ui.common import (
     tr,
 )
 from ui.headview import show_head_view
+from ui.maps import show_flow, show_rollout
 
 state = st.session_state
 VIEWS = ("model", "layer", "rollout", "flow", "head")
@@ -117,13 +118,13 @@ elif view == "layer":
     )
 
 elif view == "rollout":
-    scale = colour_scale_choice()
-    st.caption(tr("lens_rollout_caption"))
-    rolled = rollout(weights).astype("float32")  # (L, n, n), rows sum to 1
-    grid = head_grid(rolled, labels, head_title=tr("lens_after_layer", i="{i}"))
-    figure = plot_heads(grid, scale=scale, colorbar_title=colour_bar_title(scale))
-    show_chart(
-        without_cramped_text(figure), key="file_map_chart", filename="attention-file-rollout"
+    rolled = rollout(weights)  # (L, n, n), rows sum to 1
+    show_rollout(
+        rolled,
+        labels,
+        colour_scale_choice(),
+        key="file_map_chart",
+        filename="attention-file-rollout",
     )
 
 elif view == "flow":
@@ -132,17 +133,13 @@ elif view == "flow":
     else:
         with st.spinner(tr("pretrained_running")):
             flows = attention_flow(opened["id"], weights)  # (n, n)
-        st.caption(tr("lens_flow_caption", n=n))
-        scale = colour_scale_choice()
-        if scale == "relative":  # a flow row is not a distribution (see pages/lens.py)
-            scale = "absolute"
-            st.caption(tr("lens_flow_not_relative"))
-        grid = head_grid(
-            flows[None].astype("float32"), labels, head_title=tr("lens_flow_title", layers=L)
-        )
-        figure = plot_heads(grid, scale=scale, colorbar_title=colour_bar_title(scale))
-        show_chart(
-            without_cramped_text(figure), key="file_map_chart", filename="attention-file-flow"
+        show_flow(
+            flows,
+            labels,
+            L,
+            colour_scale_choice(),
+            key="file_map_chart",
+            filename="attention-file-flow",
         )
 
 else:  # the head view of one layer

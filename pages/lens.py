@@ -52,6 +52,7 @@ from ui.common import (
     tr,
 )
 from ui.headview import show_head_view
+from ui.maps import show_flow, show_rollout
 from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop, unknown_warning
 
 state = st.session_state
@@ -208,37 +209,16 @@ try:
                     filename=f"lens-{kind}",
                 )
         elif kind == "rollout":
-            st.caption(tr("lens_rollout_caption"))
             shown_labels, shown = pooled(rollout(result.attentions))  # (L, m, m)
-            grid = head_grid(
-                shown.astype(np.float32), shown_labels, head_title=tr("lens_after_layer", i="{i}")
-            )
-            # rows of rollout sum to 1 (attention_core.lens.rollout): every scale applies
-            figure = plot_heads(grid, scale=scale, colorbar_title=colour_bar_title(scale))
-            show_chart(without_cramped_text(figure), key="lens_map_chart", filename="lens-rollout")
+            show_rollout(shown, shown_labels, scale, key="lens_map_chart", filename="lens-rollout")
         else:  # flow
             if n > FLOW_MAX_TOKENS:
                 st.info(tr("lens_flow_too_long", limit=FLOW_MAX_TOKENS, n=n))
             else:
                 with st.spinner(tr("pretrained_running")):
                     flows = lens_flow(name.strip(), settings.text)  # (n, n)
-                st.caption(tr("lens_flow_caption", n=n))
-                # A flow row is not a distribution: each entry is a max flow of its own, at
-                # most 1, and a row sums to several (measured: ~5 at 6 tokens). "Weight × n"
-                # would mean nothing, so under "relative" flow stays absolute, and says so;
-                # contrast (0 … the largest entry) needs no distribution and applies.
-                if scale == "relative":
-                    scale = "absolute"
-                    st.caption(tr("lens_flow_not_relative"))
-                shown_labels, shown = pooled(flows)
-                grid = head_grid(
-                    shown[None].astype(np.float32),
-                    shown_labels,
-                    head_title=tr("lens_flow_title", layers=L),
-                )
-                figure = plot_heads(grid, scale=scale, colorbar_title=colour_bar_title(scale))
-                figure = without_cramped_text(figure)
-                show_chart(figure, key="lens_map_chart", filename="lens-flow")
+                shown_labels, shown = pooled(flows)  # (m, m)
+                show_flow(shown, shown_labels, L, scale, key="lens_map_chart", filename="lens-flow")
 
     elif view == "head":
         layer = choose(st.select_slider, tr("lens_layer_label"), range(L), key="lens_layer")
