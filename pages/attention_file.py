@@ -131,7 +131,7 @@ elif view == "flow":
     if n > FLOW_MAX_TOKENS:
         st.info(tr("lens_flow_too_long", limit=FLOW_MAX_TOKENS, n=n))
     else:
-        with st.spinner(tr("pretrained_running")):
+        with st.spinner(tr("file_flow_running")):
             flows = attention_flow(opened["id"], weights)  # (n, n)
         show_flow(
             flows,
