@@ -16,6 +16,7 @@ from attention_core.figures.compare import model_view, plot_model_view, without_
 from attention_core.figures.heads import RELATIVE_MAX, head_grid, plot_heads
 from attention_core.figures.lens import head_view_data
 from attention_core.lens import FLOW_MAX_TOKENS, rollout
+from attention_core.tokenize import token_labels
 from ui.attention_file import FILE_STATE, close_file, open_upload
 from ui.cache import attention_flow
 from ui.charts import show_chart
@@ -71,7 +72,7 @@ info, close = st.columns([4, 1], vertical_alignment="center")
 info.caption(tr("file_info", name=md_escape(opened["name"]), layers=L, heads=H, n=n))
 close.button(tr("file_close"), key="file_close", on_click=close_file)
 token_chips(tokens)
-labels = [f"{i}:{t}" for i, t in enumerate(tokens)]
+labels = token_labels(tokens)
 layer_name = tr("compare_layer_name", l="{l}")
 head_name = tr("compare_head_name", i="{i}")
 if st.button(tr("file_compare_label"), key="file_to_compare", help=tr("file_compare_help")):

@@ -31,6 +31,7 @@ from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.figures.style import HALF_WIDTH_PX
 from attention_core.settings import MAX_SEED, TOKENIZERS, head_options, nearest_heads
 from attention_core.stats import STAT_NAMES, head_similarity, head_stats, similarity_order
+from attention_core.tokenize import token_labels
 from ui.attention_file import FILE_STATE
 from ui.charts import show_chart
 from ui.common import (
@@ -381,7 +382,7 @@ elif source == "file":
     L, H = weights.shape[:2]
     st.caption(tr("compare_file_caption", name=md_escape(opened["name"]), layers=L, heads=H))
     layer = choose(st.select_slider, tr("compare_layer_label"), range(L), key="compare_file_layer")
-    one_model(weights[layer], [f"{i}:{t}" for i, t in enumerate(opened["tokens"])], _names(H))
+    one_model(weights[layer], token_labels(opened["tokens"]), _names(H))
 elif source == "pretrained":
     name = state.get(MODEL_STATE, "")
     model = model_or_stop(name)

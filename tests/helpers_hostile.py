@@ -7,6 +7,8 @@ values, resource bounds, downloads) feed the app these strings and check each pa
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from apptest_helpers import texts
 
 SMALL = {"embed_dim": "8", "num_heads": "2"}  # the model size does not matter for input tests
@@ -84,3 +86,15 @@ def infos(at) -> list[str]:
 
 def warnings(at) -> list[str]:
     return [w.value for w in at.warning]
+
+
+PWNED = Path("/tmp/attention-studio-pwned")  # what a pickle that ran would leave behind
+
+
+class RunsOnUnpickle:
+    """A pickle that would call os.system on load (touching PWNED): a file must never run it."""
+
+    def __reduce__(self):
+        import os
+
+        return (os.system, (f"touch {PWNED}",))

@@ -6,11 +6,11 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from helpers_hostile import PWNED, RunsOnUnpickle
 
 import attention_core.attention_file as attention_file
 from attention_core.attention_file import (
@@ -35,26 +35,17 @@ def test_every_format_brings_back_the_same_weights_and_tokens(fmt: str) -> None:
     assert read.tokens == TOKENS and read.layers == [0, 1]
 
 
-class _Runs:
-    """A pickle that would call os.system on load."""
-
-    def __reduce__(self):
-        import os
-
-        return (os.system, ("touch /tmp/attention-studio-pwned",))
-
-
 def test_a_pickle_in_a_pt_file_is_refused_and_never_runs() -> None:
     out = io.BytesIO()
-    torch.save({"attentions": torch.from_numpy(_weights()), "tokens": _Runs()}, out)
+    torch.save({"attentions": torch.from_numpy(_weights()), "tokens": RunsOnUnpickle()}, out)
     with pytest.raises(AttentionFileError, match=r"not a readable \.pt"):
         read_attention(out.getvalue(), "evil.pt")
-    assert not Path("/tmp/attention-studio-pwned").exists()
+    assert not PWNED.exists()
 
 
 def test_an_object_array_in_an_npz_is_refused() -> None:
     out = io.BytesIO()
-    np.savez(out, attentions=_weights(), tokens=np.array([_Runs()] * 5, dtype=object))
+    np.savez(out, attentions=_weights(), tokens=np.array([RunsOnUnpickle()] * 5, dtype=object))
     with pytest.raises(AttentionFileError, match=r"not a readable \.npz"):
         read_attention(out.getvalue(), "evil.npz")
 

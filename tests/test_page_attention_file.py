@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 from apptest_helpers import away_and_back, chart, decode, drawn_charts, md_unescape, texts
+from helpers_hostile import PWNED, RunsOnUnpickle
 from streamlit.testing.v1 import AppTest
 
 from attention_core.attention_file import FORMATS, MAX_FILE_BYTES, attention_bytes
@@ -141,18 +142,9 @@ def test_the_compare_page_opens_on_the_file_s_heads() -> None:
     assert len(at.dataframe[0].value) == H
 
 
-class _Runs:
-    """A pickle that would call os.system on load."""
-
-    def __reduce__(self):
-        import os
-
-        return (os.system, ("touch /tmp/attention-studio-file-page-pwned",))
-
-
 def _pickled_pt() -> bytes:
     out = io.BytesIO()
-    torch.save({"attentions": torch.from_numpy(_weights()), "tokens": _Runs()}, out)
+    torch.save({"attentions": torch.from_numpy(_weights()), "tokens": RunsOnUnpickle()}, out)
     return out.getvalue()
 
 
@@ -205,10 +197,7 @@ def test_a_broken_or_hostile_file_is_refused_with_its_reason(case: str) -> None:
     (error,) = at.error
     message = md_unescape(error.value)
     assert f"This file cannot be shown ({name}): " in message and reason in message
-    assert (
-        "No file is open yet" in md_unescape(texts(at))
-        and not Path("/tmp/attention-studio-file-page-pwned").exists()
-    )
+    assert "No file is open yet" in md_unescape(texts(at)) and not PWNED.exists()
     at.run()  # a rerun reads it once only, and says it again
     assert not at.exception and len(at.error) == 1
 
