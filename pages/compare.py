@@ -381,7 +381,9 @@ elif source == "file":
     weights = opened["weights"]  # (L, H, n, n)
     L, H = weights.shape[:2]
     st.caption(tr("compare_file_caption", name=md_escape(opened["name"]), layers=L, heads=H))
-    layer = choose(st.select_slider, tr("compare_layer_label"), range(L), key="compare_file_layer")
+    layer = choose(
+        st.select_slider, tr("compare_file_layer_label"), range(L), key="compare_file_layer"
+    )
     one_model(weights[layer], token_labels(opened["tokens"]), _names(H))
 elif source == "pretrained":
     name = state.get(MODEL_STATE, "")
