@@ -9,13 +9,21 @@ Shape legend: L layers, H heads, n tokens, D head size, C model width, B batch.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attention_core.lens.model_parts import _hooks, _inputs, _layers, _shape, _this_thread_only
+from attention_core.lens.model_parts import (
+    _hooks,
+    _inputs,
+    _Layer,
+    _layers,
+    _shape,
+    _this_thread_only,
+)
 from attention_core.limits import MAX_TOKENS
 
 if TYPE_CHECKING:
@@ -62,14 +70,11 @@ def _cosine_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (1.0 - cos).clamp_min(0.0)  # rounding can put cos of equal vectors a hair above 1
 
 
-def _masked_forward(loaded: LoadedModel, inputs: dict[str, Any], masks: torch.Tensor) -> Any:
-    """The model on B copies of `inputs` (1, n) where copy b keeps head h of layer l only if
-    masks[b, l, h] is 1 → last hidden states (B, n, C). A head is knocked out by zeroing its
-    slice of the input of the output projection, i.e. its whole contribution."""
-    import torch
-
-    layers = _layers(loaded.model)
-    batch = masks.shape[0]
+@contextmanager
+def _knocked_out(layers: list[_Layer], masks: torch.Tensor) -> Iterator[None]:
+    """While inside, a forward pass over B copies of a sentence keeps head h of layer l in
+    copy b only if masks[b, l, h] (B, L, H) is 1: a head is knocked out by zeroing its slice
+    of the output projection's input, i.e. its whole contribution (this thread only)."""
 
     def knock_out(index: int) -> Callable[..., Any]:
         layer = layers[index]
@@ -87,8 +92,18 @@ def _masked_forward(loaded: LoadedModel, inputs: dict[str, Any], masks: torch.Te
         layer.out_module.register_forward_pre_hook(_this_thread_only(knock_out(i)))
         for i, layer in enumerate(layers)
     ]
+    with _hooks(handles):
+        yield
+
+
+def _masked_forward(loaded: LoadedModel, inputs: dict[str, Any], masks: torch.Tensor) -> Any:
+    """The model on B copies of `inputs` (1, n), heads knocked out as `masks` (B, L, H)
+    says (`_knocked_out`) → last hidden states (B, n, C)."""
+    import torch
+
+    batch = masks.shape[0]
     batched = {k: v.expand(batch, -1) for k, v in inputs.items()}  # each (B, n)
-    with _hooks(handles), torch.no_grad():
+    with _knocked_out(_layers(loaded.model), masks), torch.no_grad():
         out = _base(loaded.model)(**batched)
     return out.last_hidden_state  # (B, n, C)
 

@@ -50,13 +50,16 @@ def _linear(module: Any) -> tuple[Any, Any]:
 
 
 def _layers(model: Any) -> list[_Layer]:
-    """The self-attention layers of a BERT-like, GPT-2-like or BART/Llama-like model, in order.
+    """The self-attention layers of a BERT-like, GPT-2-like or BART/Llama-like model, or of
+    the project's own (the trained reader's `MultiHeadAttention`), in order.
 
-    Found by the projections' names: query/key/value (+ the sibling output.dense) for BERT,
-    RoBERTa, MiniLM, ELECTRA; q_lin/k_lin/v_lin/out_lin for DistilBERT; c_attn/c_proj (Conv1D,
-    y = x @ W) for GPT-2; qkv_proj/o_proj (fused) for Phi-3; q_proj/k_proj/v_proj/out_proj
-    (or o_proj) elsewhere (BART, Llama, Mistral, Qwen, Gemma). Grouped-query attention
-    (fewer key/value heads, each shared by a group of query heads) is kept as it is.
+    Found by the projections' names: query_linear/key_linear/value_linear/out for
+    attention_core.attention's MultiHeadAttention; query/key/value (+ the sibling
+    output.dense) for BERT, RoBERTa, MiniLM, ELECTRA; q_lin/k_lin/v_lin/out_lin for
+    DistilBERT; c_attn/c_proj (Conv1D, y = x @ W) for GPT-2; qkv_proj/o_proj (fused) for
+    Phi-3; q_proj/k_proj/v_proj/out_proj (or o_proj) elsewhere (BART, Llama, Mistral, Qwen,
+    Gemma). Grouped-query attention (fewer key/value heads, each shared by a group of query
+    heads) is kept as it is.
     """
     config = model.config
     if getattr(config, "is_encoder_decoder", False):
@@ -68,7 +71,12 @@ def _layers(model: Any) -> list[_Layer]:
     layers: list[_Layer] = []
     for name, mod in modules.items():
         parts: tuple[Any, ...] | None = None
-        if all(hasattr(mod, a) for a in ("query", "key", "value")):
+        own = all(hasattr(mod, a) for a in ("query_linear", "key_linear", "value_linear"))
+        own = own and hasattr(getattr(mod, "out", None), "weight")  # not single-head's Identity
+        if own:  # attention_core.attention's MultiHeadAttention (the trained reader's)
+            parts = (*_linear(mod.query_linear), *_linear(mod.key_linear))
+            parts = (*parts, *_linear(mod.value_linear), mod.out)
+        elif all(hasattr(mod, a) for a in ("query", "key", "value")):
             parent = modules[name.rsplit(".", 1)[0]] if "." in name else None
             out = getattr(getattr(parent, "output", None), "dense", None)
             if out is not None:
@@ -104,7 +112,7 @@ def _layers(model: Any) -> list[_Layer]:
         if wq.shape[0] != h * d or wk.shape != wv.shape or kv * d != wk.shape[0] or h % kv:
             raise ValueError(f"{name}: an attention layout this lens does not understand")
         wo = out_module.weight.T if type(out_module).__name__ == "Conv1D" else out_module.weight
-        scaling = getattr(mod, "scaling", None)
+        scaling = 1.0 / mod.scale if own else getattr(mod, "scaling", None)  # own: ÷√D
         if scaling is None:  # GPT-2 divides by √D unless told not to
             scaling = d**-0.5 if getattr(mod, "scale_attn_weights", True) else 1.0
         layers.append(_Layer(mod, out_module, wq, bq, wk, bk, wv, bv, wo, h, d, float(scaling), kv))
@@ -150,21 +158,17 @@ def _inputs(loaded: LoadedModel, text: str, max_tokens: int) -> dict[str, torch.
     return {k: torch.tensor([enc[k]]) for k in names if k in enc}  # each (1, n)
 
 
-def _layer_calls(
-    loaded: LoadedModel, text: str, max_tokens: int
-) -> list[tuple[torch.Tensor, dict[str, Any]]]:
-    """Each self-attention layer's call in one forward pass: its input hidden states (n, C)
-    and the keyword arguments the model passed it (a decoder's `position_embeddings`, the
-    rotary cos and sin; its `attention_mask`, causal or a sliding window)."""
+def _calls(layers: list[_Layer], run: Callable[[], Any]) -> list[tuple[tuple, dict[str, Any]]]:
+    """Each layer's call during `run()` (one forward pass of the model that holds them): the
+    positional and keyword arguments its module received, as the pass passed them (to be
+    read, never changed). Hooked in this thread only, removed afterwards."""
     import torch
 
-    layers = _layers(loaded.model)
-    seen: dict[int, tuple[torch.Tensor, dict[str, Any]]] = {}
+    seen: dict[int, tuple[tuple, dict[str, Any]]] = {}
 
     def keep(index: int) -> Callable[..., None]:
         def hook(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-            x = args[0] if args else kwargs["hidden_states"]
-            seen[index] = (x[0].detach(), dict(kwargs))  # (n, C)
+            seen[index] = (args, dict(kwargs))
 
         return hook
 
@@ -173,8 +177,22 @@ def _layer_calls(
         for i, layer in enumerate(layers)
     ]
     with _hooks(handles), torch.no_grad():
-        loaded.model(**_inputs(loaded, text, max_tokens))
+        run()
     return [seen[i] for i in range(len(layers))]
+
+
+def _layer_calls(
+    loaded: LoadedModel, text: str, max_tokens: int
+) -> list[tuple[torch.Tensor, dict[str, Any]]]:
+    """Each self-attention layer's call in one forward pass: its input hidden states (n, C)
+    and the keyword arguments the model passed it (a decoder's `position_embeddings`, the
+    rotary cos and sin; its `attention_mask`, causal or a sliding window)."""
+    inputs = _inputs(loaded, text, max_tokens)
+    calls = _calls(_layers(loaded.model), lambda: loaded.model(**inputs))
+    return [
+        ((args[0] if args else kwargs["hidden_states"])[0].detach(), kwargs)  # (n, C)
+        for args, kwargs in calls
+    ]
 
 
 def _layer_inputs(loaded: LoadedModel, text: str, max_tokens: int) -> list[torch.Tensor]:

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attention_core.lens.model_parts import _layer_calls, _layers, _project
+from attention_core.lens.model_parts import _Layer, _layer_calls, _layers, _project
 from attention_core.limits import MAX_TOKENS
 
 if TYPE_CHECKING:
+    import torch
+
     from attention_core.pretrained import LoadedModel
 
 
@@ -92,16 +94,21 @@ def neuron_view(
     loaded: LoadedModel, text: str, layer: int, head: int, *, max_tokens: int = MAX_TOKENS
 ) -> NeuronView:
     """q and k of head `head` in layer `layer` for `text` (see NeuronView)."""
-    import torch
-
     layers = _layers(loaded.model)
     if not 0 <= layer < len(layers) or not 0 <= head < layers[layer].num_heads:
         raise ValueError(
             f"layer must be in 0..{len(layers) - 1} and head in "
             f"0..{layers[0].num_heads - 1}, got layer {layer}, head {head}"
         )
-    part = layers[layer]
     x, call = _layer_calls(loaded, text, max_tokens)[layer]  # (n, C), the layer's kwargs
+    return _rebuild(layers[layer], x, call, head)
+
+
+def _rebuild(part: _Layer, x: torch.Tensor, call: dict[str, Any], head: int) -> NeuronView:
+    """One head's q and k rebuilt from its layer's input x (n, C) and the keyword arguments
+    the model passed the layer (`call`: its rotary cos and sin, its attention_mask)."""
+    import torch
+
     module = part.module
     with torch.no_grad():
         q = _project(x, part.wq, part.bq, part.num_heads)  # (H, n, D)
