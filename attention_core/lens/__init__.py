@@ -16,16 +16,23 @@ Raw attention weights say where a head looks, not what it changes (Jain & Wallac
                           Clark et al. 2019, Kobayashi et al. 2020 section 5)
     neuron_view(m, t, l, h)   q, k, q⊙k, their sum, ÷√d, softmax for one head (BertViz)
     pool_to_words(w, ...) piece-to-piece attention pooled to jieba words
+    reader_*(r, t)        the same lens on the project's trained reader (attention_core.reader):
+                          reader_attention (its own weights, for rollout, flow, sinks and
+                          the head view), reader_value_norms, reader_norm_weighted,
+                          reader_neuron_view, reader_ablate, reader_head_effects (the effect
+                          on its next-unit predictions)
 
 `m` is a `pretrained.LoadedModel`; `t` is tokenized exactly as `pretrained.run_model` does
 (special tokens included), so every (…, n, n) here lines up with `run_model(...).attentions`.
+`r` is an `attention_core.reader.Reader`; its `t` is read into its units after [BOS].
 
 Shape legend: L layers, H heads, n tokens, D head size, C model width, B batch.
 
 One file a job: combine (rollout, flow), norms (value norms, norm-weighted), ablation
-(knocking a real model's heads out), toy (the same on the toy model), sink_tokens,
-neuron, words (pooling pieces to words), minimal_pairs (row_change); model_parts is the
-machinery they share for reading a real model's layers (found by name, hooked).
+(knocking a real model's heads out), toy (the same on the toy model), reader (the lens on
+the trained reader), sink_tokens, neuron, words (pooling pieces to words), minimal_pairs
+(row_change); model_parts is the machinery they share for reading a model's layers (found
+by name, hooked: a transformers model's or the project's own MultiHeadAttention).
 
 SINK_KINDS and sink_positions are importable from here too, outside `__all__` as before.
 """
@@ -43,6 +50,17 @@ from attention_core.lens.combine import FLOW_MAX_TOKENS, flow, rollout
 from attention_core.lens.minimal_pairs import RowChange, row_change, shared_tokens
 from attention_core.lens.neuron import NeuronView, is_causal, neuron_view
 from attention_core.lens.norms import norm_weighted, value_norms
+from attention_core.lens.reader import (
+    ReaderAblation,
+    ReaderAttention,
+    ReaderEffects,
+    reader_ablate,
+    reader_attention,
+    reader_head_effects,
+    reader_neuron_view,
+    reader_norm_weighted,
+    reader_value_norms,
+)
 from attention_core.lens.sink_tokens import SINK_KINDS as SINK_KINDS
 from attention_core.lens.sink_tokens import Sinks, sinks
 from attention_core.lens.sink_tokens import sink_positions as sink_positions
@@ -54,6 +72,9 @@ __all__ = [
     "AblationResult",
     "HeadEffects",
     "NeuronView",
+    "ReaderAblation",
+    "ReaderAttention",
+    "ReaderEffects",
     "RowChange",
     "Sinks",
     "ToyEffects",
@@ -65,6 +86,12 @@ __all__ = [
     "neuron_view",
     "norm_weighted",
     "pool_to_words",
+    "reader_ablate",
+    "reader_attention",
+    "reader_head_effects",
+    "reader_neuron_view",
+    "reader_norm_weighted",
+    "reader_value_norms",
     "rollout",
     "row_change",
     "shared_tokens",
