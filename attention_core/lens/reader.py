@@ -48,8 +48,8 @@ if TYPE_CHECKING:
 
 # reader_head_effects runs copies of the sentence in batches; each copy's logits are n × V
 # floats (64 × 10 786 for the shipped reader), compared in float64: this bounds a batch's
-# logits to ~32 MB (6 copies at 64 units, 32 at 12).
-_EFFECT_FLOATS = 4_000_000
+# log-probabilities to ~64 MB (11 copies at 64 units, 23 at 32).
+_EFFECT_FLOATS = 8_000_000
 
 
 @dataclass(frozen=True)
@@ -231,21 +231,23 @@ def _knocked_logits(reader: Reader, ids: torch.Tensor, masks: torch.Tensor) -> t
     return logits
 
 
-def _losses(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy (nats) of each copy: unit t+1 from the logits at t → (B,)."""
-    import torch.nn.functional as F
+def _log_probs(logits: torch.Tensor) -> torch.Tensor:
+    """Next-unit log-probabilities (B, n, V), in float64: a KL of nearly equal rows is a
+    small difference of large sums."""
+    return logits.double().log_softmax(-1)
 
-    targets = ids[0, 1:].expand(logits.shape[0], -1)  # (B, n-1)
-    nll = F.cross_entropy(logits[:, :-1].double().transpose(1, 2), targets, reduction="none")
-    return nll.mean(dim=-1)  # (B,)
+
+def _losses(logp: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy (nats) of each copy: unit t+1 under the log-probabilities at t,
+    as ReaderLM.loss counts it → (B,)."""
+    targets = ids[0, 1:].expand(logp.shape[0], -1)  # (B, n-1)
+    return -logp[:, :-1].gather(-1, targets[..., None])[..., 0].mean(dim=-1)  # (B,)
 
 
 def _kl(own: torch.Tensor, knocked: torch.Tensor) -> torch.Tensor:
-    """Mean over positions of KL(own ‖ knocked) of the next-unit distributions → (B,);
-    own (1 or B, n, V), knocked (B, n, V)."""
-    p = own.double().log_softmax(-1)
-    q = knocked.double().log_softmax(-1)
-    kl = (p.exp() * (p - q)).sum(-1)  # (B, n)
+    """Mean over positions of KL(own ‖ knocked) of the next-unit distributions → (B,), from
+    log-probabilities own (1 or B, n, V) and knocked (B, n, V)."""
+    kl = (own.exp() * (own - knocked)).sum(-1)  # (B, n)
     return kl.clamp_min(0.0).mean(-1)  # rounding can put a KL of equal rows a hair below 0
 
 
@@ -261,12 +263,13 @@ def reader_ablate(reader: Reader, text: str, heads: Sequence[tuple[int, int]]) -
     with torch.no_grad():
         original, _ = reader.model(ids)  # (1, n, V)
     logits = _knocked_logits(reader, ids, masks)  # (1, n, V)
+    own, knocked = _log_probs(original), _log_probs(logits)
     return ReaderAblation(
         logits=logits[0].numpy(),
         original=original[0].numpy(),
-        loss=float(_losses(logits, ids)[0]),
-        original_loss=float(_losses(original, ids)[0]),
-        kl=float(_kl(original, logits)[0]),
+        loss=float(_losses(knocked, ids)[0]),
+        original_loss=float(_losses(own, ids)[0]),
+        kl=float(_kl(own, knocked)[0]),
     )
 
 
@@ -288,9 +291,9 @@ def reader_head_effects(
     for start in range(0, len(pairs), step):
         chunk = pairs[start : start + step]
         masks = _masks(L, H, [[], *([pair] for pair in chunk)])  # (B, L, H), row 0 untouched
-        logits = _knocked_logits(reader, ids, masks)  # (B, n, V)
-        kls = _kl(logits[:1], logits[1:])  # (B-1,)
-        losses = _losses(logits, ids)  # (B,)
+        logp = _log_probs(_knocked_logits(reader, ids, masks))  # (B, n, V)
+        kls = _kl(logp[:1], logp[1:])  # (B-1,)
+        losses = _losses(logp, ids)  # (B,)
         original_loss = float(losses[0])
         for row, (layer, head) in enumerate(chunk):
             kl[layer, head] = float(kls[row])
