@@ -21,6 +21,7 @@ from ui.cache import cached_analysis, prepare_process
 
 if TYPE_CHECKING:  # torch-heavy modules load lazily, after the sidebar has painted
     from attention_core.pipeline import Analysis
+    from attention_core.tokenize import Token
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$&\"'=^%@;,?/])")
@@ -284,17 +285,18 @@ def analysis_or_stop(
     if result.total_tokens > result.read_tokens:
         key = "reader_context_cut" if settings.trained else "tokens_truncated"
         st.warning(tr(key, total=result.total_tokens, limit=result.read_tokens))
-    if result.unknown:
-        unknown = dict.fromkeys(result.tokens[i].text for i in result.unknown)  # in order, once
-        shown = "、".join(list(unknown)[:UNKNOWN_SHOWN]) + (
-            "…" if len(unknown) > UNKNOWN_SHOWN else ""
-        )
-        st.warning(
-            md_escape(
-                tr("reader_unknown", k=len(result.unknown), n=len(result.tokens), units=shown)
-            )
-        )
+    reader_unknown_warning(result.tokens, result.unknown)
     return result
+
+
+def reader_unknown_warning(tokens: Sequence[Token], unknown: Sequence[int]) -> None:
+    """How many of `tokens` the trained reader read as [UNK] (`unknown`: their positions),
+    and which units (each once, in order); nothing when its vocabulary held them all."""
+    if not unknown:
+        return
+    units = dict.fromkeys(tokens[i].text for i in unknown)  # in order, once
+    shown = "、".join(list(units)[:UNKNOWN_SHOWN]) + ("…" if len(units) > UNKNOWN_SHOWN else "")
+    st.warning(md_escape(tr("reader_unknown", k=len(unknown), n=len(tokens), units=shown)))
 
 
 def token_chips(labels: list[str], *, highlight: int | None = None) -> None:
