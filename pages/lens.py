@@ -1,7 +1,8 @@
 """Attention lens: the engineer's views of a real model, beyond raw weights.
 
 The sidebar's sentence through the model loaded on the Pretrained page (the packaged
-all-MiniLM-L6-v2 by default). One view at a time: maps (raw, rollout, flow, norm-weighted;
+all-MiniLM-L6-v2 by default) or through the project's trained reader (ui.lens_sources,
+one interface for both). One view at a time: maps (raw, rollout, flow, norm-weighted;
 every layer × head or one layer; pieces pooled to jieba words), BertViz's head view and
 neuron view, head ablation (click heads to knock them out), and attention sinks.
 The computing is in attention_core.lens; the caches in ui.cache.
@@ -12,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core.compare import pretrained_labels
 from attention_core.figures.compare import model_view, plot_model_view, without_cramped_text
 from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.figures.lens import (
@@ -26,20 +26,12 @@ from attention_core.lens import (
     FLOW_MAX_TOKENS,
     SINK_KINDS,
     is_causal,
-    kv_groups,
     pool_to_words,
     rollout,
     sinks,
 )
 from attention_core.limits import EXACT
 from attention_core.stats import head_stats
-from ui.cache import (
-    lens_ablation,
-    lens_flow,
-    lens_head_effects,
-    lens_neuron,
-    lens_value_norms,
-)
 from ui.charts import show_chart
 from ui.common import (
     choose,
@@ -52,8 +44,8 @@ from ui.common import (
     tr,
 )
 from ui.headview import show_head_view
+from ui.lens_sources import SOURCES, subject
 from ui.maps import show_flow, show_rollout
-from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop, unknown_warning
 
 state = st.session_state
 VIEWS = ("maps", "head", "neuron", "ablation", "sinks")
@@ -108,14 +100,21 @@ st.title(tr("lens_title"))
 st.caption(tr("lens_intro"))
 
 settings = current_settings()
-name = state.get(MODEL_STATE, "")  # the model last loaded on the Pretrained page
-model = model_or_stop(name)
-result = result_or_stop(name, settings.text)
-unknown_warning(model, result, settings.text, key="lens_to_reader")
-L, H, n = model.num_layers, model.num_heads, len(result.tokens)
-st.caption(tr("lens_model_info", model=md_escape(model_label(name)), layers=L, heads=H, n=n))
-token_chips(result.tokens)
-labels = pretrained_labels(result)
+source = choose(
+    st.segmented_control,
+    tr("lens_source_label"),
+    SOURCES,
+    key="lens_source",
+    default="reader" if settings.trained else "pretrained",  # the sidebar's weights
+    format_func=lambda option: tr(f"lens_source_{option}"),
+    help=tr("lens_source_help"),
+    required=True,
+)
+lensed = subject(source or "pretrained", settings)
+L, H, n = lensed.attentions.shape[:3]
+st.caption(tr("lens_model_info", model=md_escape(lensed.name), layers=L, heads=H, n=n))
+token_chips(lensed.tokens)
+labels = lensed.labels
 layer_name = tr("compare_layer_name", l="{l}")
 head_name = tr("compare_head_name", i="{i}")
 
@@ -148,7 +147,7 @@ try:
             required=True,
         )
         kind = kind or "raw"
-        has_offsets = any(b > a for a, b in result.offsets)
+        has_offsets = any(b > a for a, b in lensed.offsets)
         words = c2.toggle(
             tr("lens_words_label"),
             key="lens_words",
@@ -167,7 +166,7 @@ try:
             if not words:
                 return labels, weights
             names, out = pool_to_words(
-                weights, result.tokens, result.offsets, result.special, settings.text
+                weights, lensed.tokens, lensed.offsets, lensed.special, settings.text
             )
             return [f"{i}:{w}" for i, w in enumerate(names)], out.astype(np.float32)
 
@@ -181,9 +180,9 @@ try:
                 format_func=lambda option: tr(f"lens_scope_{option}"),
                 required=True,
             )
-            weights = result.attentions  # (L, H, n, n)
+            weights = lensed.attentions  # (L, H, n, n)
             if kind == "norm":
-                norms = lens_value_norms(name.strip(), settings.text)  # (L, H, n)
+                norms = lensed.value_norms()  # (L, H, n)
                 weights = weights * norms[:, :, None, :]  # α_ij · ‖f_h(x_j)‖
             shown_labels, shown = pooled(weights)
             top = float(shown.max()) if shown.size else 1.0
@@ -209,14 +208,14 @@ try:
                     filename=f"lens-{kind}",
                 )
         elif kind == "rollout":
-            shown_labels, shown = pooled(rollout(result.attentions))  # (L, m, m)
+            shown_labels, shown = pooled(rollout(lensed.attentions))  # (L, m, m)
             show_rollout(shown, shown_labels, scale, key="lens_map_chart", filename="lens-rollout")
         else:  # flow
             if n > FLOW_MAX_TOKENS:
                 st.info(tr("lens_flow_too_long", limit=FLOW_MAX_TOKENS, n=n))
             else:
                 with st.spinner(tr("pretrained_running")):
-                    flows = lens_flow(name.strip(), settings.text)  # (n, n)
+                    flows = lensed.flow()  # (n, n)
                 shown_labels, shown = pooled(flows)  # (m, m)
                 show_flow(shown, shown_labels, L, scale, key="lens_map_chart", filename="lens-flow")
 
@@ -224,7 +223,7 @@ try:
         layer = choose(st.select_slider, tr("lens_layer_label"), range(L), key="lens_layer")
         st.caption(tr("lens_head_view_caption", layer=layer))
         heads = [head_name.format(i=h) for h in range(H)]
-        spec = head_view_data(result.attentions[layer], result.tokens, heads)
+        spec = head_view_data(lensed.attentions[layer], lensed.tokens, heads)
         show_head_view(spec, key="lens_head_view", filename=f"head-view-layer{layer}")
 
     elif view == "neuron":
@@ -245,27 +244,27 @@ try:
             key="lens_key",
             format_func=labels.__getitem__,
         )
-        neuron = lens_neuron(name.strip(), settings.text, layer, head)
-        causal = is_causal(result.attentions)
+        neuron = lensed.neuron(layer, head)
+        causal = is_causal(lensed.attentions)
         rebuilt = neuron.weights(query, causal=causal)
         raw = neuron.raw_scores(query)[key]
-        gap = neuron.gap(query, result.attentions[layer, head, query], causal=causal)
+        gap = neuron.gap(query, lensed.attentions[layer, head, query], causal=causal)
         if not gap <= EXACT:  # a rebuilt number that is not the model's is never shown
-            st.warning(tr("lens_neuron_refused", gap=gap))
+            st.warning(tr("lens_neuron_refused", gap=gap, source=lensed.own))
             st.stop()
         if neuron.kv_head is not None:
             st.caption(tr("lens_neuron_shared_kv", head=head, kv=neuron.kv_head))
         st.caption(
             tr(
                 "lens_neuron_caption",
-                query=md_escape(result.tokens[query]),
-                key=md_escape(result.tokens[key]),
+                query=md_escape(lensed.tokens[query]),
+                key=md_escape(lensed.tokens[key]),
                 layer=layer,
                 head=head,
                 scaling=neuron.scaling,
             )
         )
-        rows = tr("lens_neuron_rows", query=result.tokens[query], key=result.tokens[key])
+        rows = tr("lens_neuron_rows", query=lensed.tokens[query], key=lensed.tokens[key])
         title = tr("lens_neuron_title", raw=raw, scaled=raw * neuron.scaling, weight=rebuilt[key])
         figure = plot_neuron_view(
             neuron.q[query],
@@ -278,20 +277,21 @@ try:
         st.caption(
             tr(
                 "lens_neuron_check",
-                model=float(result.attentions[layer, head, query, key]),
+                source=lensed.own,
+                model=float(lensed.attentions[layer, head, query, key]),
                 rebuilt=float(rebuilt[key]),
             )
         )
 
     elif view == "ablation":
-        st.caption(tr("lens_ablation_caption"))
+        st.caption(tr(lensed.ablation_caption))
         with st.spinner(tr("pretrained_running")):
-            effects = lens_head_effects(name.strip(), settings.text)
+            effect, ranking = lensed.effects()  # (L, H), largest first
         options = [_head_key(layer, head) for layer in range(L) for head in range(H)]
         knocked_now = [k for k in state.get(KNOCKED, []) if k in options]
         clicked = show_chart(
             plot_effect_grid(
-                effects.pooled_distance,
+                effect,
                 [_head_pair(k) for k in knocked_now],
                 layer_title=layer_name,
                 head_title=head_name,
@@ -319,18 +319,17 @@ try:
             format_func=lambda k: tr("lens_head_name", layer=k.split("-")[0], head=k.split("-")[1]),
             help=tr("lens_knocked_help"),
         )
-        groups = kv_groups(model)
+        groups = lensed.kv_groups()
         if len(groups[0]) > 1:  # grouped-query attention: a key/value head's whole group
             _kv_group_knockout(groups, L, options)
             knocked = state[KNOCKED]
         pairs = tuple(_head_pair(k) for k in knocked)
-        outcome = lens_ablation(name.strip(), settings.text, pairs)
-        m1, m2 = st.columns(2)
-        m1.metric(tr("lens_ablation_pooled"), f"{outcome.pooled_distance:.4f}")
-        m2.metric(tr("lens_ablation_tokens"), f"{outcome.token_distance:.4f}")
+        metrics = lensed.knock_out(pairs)
+        for column, metric in zip(st.columns(len(metrics)), metrics, strict=True):
+            column.metric(metric.label, metric.value, metric.delta, delta_color=metric.delta_color)
         if not pairs:
             st.caption(tr("lens_ablation_none"))
-        top = effects.ranking()[:3]
+        top = ranking[:3]
         st.caption(
             tr(
                 "lens_ablation_top",
@@ -348,17 +347,17 @@ try:
             format_func=lambda option: tr(f"lens_stat_{option}"),
             required=True,
         )
-        a = result.attentions.astype(np.float64)
+        a = lensed.attentions.astype(np.float64)
         if stat == "entropy":
             values = np.array([[s.entropy for s in head_stats(a[i])] for i in range(L)])
         elif stat == "special":
-            values = a[..., np.asarray(result.special, dtype=bool)].sum(-1).mean(-1)
+            values = a[..., np.asarray(lensed.special, dtype=bool)].sum(-1).mean(-1)
         else:
             values = a[..., 0].mean(-1)  # (L, H): mean attention on the first token
         names = [tr("lens_head_name", layer=i, head=j) for i in range(L) for j in range(H)]
         show_chart(
             plot_effect_vs(
-                effects.pooled_distance,
+                effect,
                 values,
                 x_title=tr(f"lens_stat_{stat}"),
                 y_title=tr("lens_ablation_effect"),
@@ -370,8 +369,8 @@ try:
         st.caption(tr("lens_effect_vs_caption"))
 
     else:  # sinks
-        norms = lens_value_norms(name.strip(), settings.text)  # (L, H, n)
-        found = sinks(result.attentions, norms, result.tokens, result.special)
+        norms = lensed.value_norms()  # (L, H, n)
+        found = sinks(lensed.attentions, norms, lensed.tokens, lensed.special)
         kind = choose(
             st.segmented_control,
             tr("lens_sink_label"),

@@ -1,0 +1,178 @@
+"""What the Lens page reads, behind one interface (`Subject`): the sidebar's sentence through
+the model loaded on the Pretrained page (the packaged all-MiniLM-L6-v2 by default), or
+through the project's own trained reader (attention_core.reader).
+
+Each source says here how its numbers are got (the pretrained model's through the caches
+of `ui.cache`; the reader's from `attention_core.lens.reader`, a few milliseconds each, its
+attention flow through the cache of weights keyed by an id) and how its ablation is
+measured; the page draws every view the same way for both. A source that cannot be read
+ends the page with its message (`st.stop()`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from attention_core.reader.card import ReaderError
+from attention_core.settings import Settings
+from attention_core.tokenize import token_labels
+from ui.cache import (
+    attention_flow,
+    lens_ablation,
+    lens_flow,
+    lens_head_effects,
+    lens_neuron,
+    lens_value_norms,
+)
+from ui.common import md_escape, reader_unknown_warning, tr
+from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop, unknown_warning
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from attention_core.lens import NeuronView
+
+__all__ = ["SOURCES", "Metric", "Subject", "subject"]
+
+SOURCES = ("pretrained", "reader")
+Pairs = tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One number of the ablation view: its label, its value and, maybe, its change."""
+
+    label: str
+    value: str
+    delta: str | None = None
+    delta_color: str = "normal"  # "inverse": a rise is bad (a loss)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """One sentence through one model, and the lens computations on it (each run when the
+    view needs it, inside the page's guard: a ValueError there is the lens's message).
+    Shapes: L layers, H heads, n tokens."""
+
+    name: str  # the model, as the page names it
+    tokens: list[str]  # what each token shows
+    offsets: list[tuple[int, int]]  # its characters in the text; (0, 0) for a special token
+    special: list[bool]
+    attentions: np.ndarray  # (L, H, n, n), the model's own weights
+    own: str  # where those weights come from (named in the neuron view's check)
+    value_norms: Callable[[], np.ndarray]  # (L, H, n)
+    flow: Callable[[], np.ndarray]  # (n, n)
+    neuron: Callable[[int, int], NeuronView]  # (layer, head)
+    effects: Callable[[], tuple[np.ndarray, list[tuple[int, int]]]]  # (L, H), largest first
+    knock_out: Callable[[Pairs], list[Metric]]  # the heads knocked out together
+    ablation_caption: str  # the catalog key saying what the effect measures
+    kv_groups: Callable[[], list[list[int]]]  # query heads per key/value head (1 without GQA)
+
+    @property
+    def labels(self) -> list[str]:
+        return token_labels(self.tokens)
+
+
+def subject(source: str, settings: Settings) -> Subject:
+    """The sidebar's sentence through `source` ("pretrained" or "reader")."""
+    return _reader(settings) if source == "reader" else _pretrained(settings)
+
+
+def _pretrained(settings: Settings) -> Subject:
+    from attention_core.lens import kv_groups
+
+    name = st.session_state.get(MODEL_STATE, "")  # the model last loaded on the Pretrained page
+    model = model_or_stop(name)
+    result = result_or_stop(name, settings.text)
+    unknown_warning(model, result, settings.text, key="lens_to_reader")
+    key, text = name.strip(), settings.text
+
+    def effects() -> tuple[np.ndarray, list[tuple[int, int]]]:
+        found = lens_head_effects(key, text)
+        return found.pooled_distance, found.ranking()
+
+    def knock_out(pairs: Pairs) -> list[Metric]:
+        outcome = lens_ablation(key, text, pairs)
+        return [
+            Metric(tr("lens_ablation_pooled"), f"{outcome.pooled_distance:.4f}"),
+            Metric(tr("lens_ablation_tokens"), f"{outcome.token_distance:.4f}"),
+        ]
+
+    return Subject(
+        name=model_label(name),
+        tokens=result.tokens,
+        offsets=result.offsets,
+        special=result.special,
+        attentions=result.attentions,
+        own="output_attentions",
+        value_norms=lambda: lens_value_norms(key, text),
+        flow=lambda: lens_flow(key, text),
+        neuron=lambda layer, head: lens_neuron(key, text, layer, head),
+        effects=effects,
+        knock_out=knock_out,
+        ablation_caption="lens_ablation_caption",
+        kv_groups=lambda: kv_groups(model),  # a model the lens cannot read raises in a view
+    )
+
+
+def _reader(settings: Settings) -> Subject:
+    from attention_core import lens
+    from attention_core.reader import load_shipped
+
+    text = settings.text
+    if not text.strip():
+        st.info(tr("empty_text"))
+        st.stop()
+    try:
+        with st.spinner(tr("computing")):
+            reader = load_shipped()
+            read = lens.reader_attention(reader, text)
+    except ReaderError as error:  # missing or corrupted weights: say which file, and the fix
+        st.error(tr("reader_unavailable", error=md_escape(str(error))))
+        st.stop()
+    if read.truncated:
+        st.warning(tr("reader_context_cut", total=read.total, limit=len(read.tokens)))
+    reader_unknown_warning(read.tokens, read.unknown)
+    st.caption(tr("lens_reader_caption"))
+    # the flow cache keys weights by an id: these weights are a function of the checkpoint
+    # (its SHA-256) and the ids it read
+    weights_id = reader.card.get("sha256", {}).get("reader.safetensors", "reader")
+    flow_id = f"reader:{weights_id}:{','.join(map(str, read.ids))}"
+
+    def effects() -> tuple[np.ndarray, list[tuple[int, int]]]:
+        found = lens.reader_head_effects(reader, text)
+        return found.kl, found.ranking()
+
+    def knock_out(pairs: Pairs) -> list[Metric]:
+        outcome = lens.reader_ablate(reader, text, list(pairs))
+        n = len(read.tokens)
+        return [
+            Metric(
+                tr("lens_reader_loss"),
+                f"{outcome.loss:.3f}",
+                f"{outcome.loss_change:+.3f}" if pairs else None,
+                delta_color="inverse",  # a higher loss: the reader predicts worse
+            ),
+            Metric(tr("lens_reader_kl"), f"{outcome.kl:.4f}"),
+            Metric(tr("lens_reader_top"), tr("lens_reader_top_value", k=outcome.top_changed, n=n)),
+        ]
+
+    return Subject(
+        name=tr("lens_source_reader"),
+        tokens=[t.label for t in read.tokens],
+        offsets=read.offsets,
+        special=read.special,
+        attentions=read.attentions,
+        own="ReaderLM.forward",
+        value_norms=lambda: lens.reader_value_norms(reader, text),
+        flow=lambda: attention_flow(flow_id, read.attentions),
+        neuron=lambda layer, head: lens.reader_neuron_view(reader, text, layer, head),
+        effects=effects,
+        knock_out=knock_out,
+        ablation_caption="lens_reader_ablation_caption",
+        kv_groups=lambda: [[h] for h in range(read.attentions.shape[1])],
+    )
