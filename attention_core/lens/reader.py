@@ -168,6 +168,11 @@ def reader_value_norms(reader: Reader, text: str) -> np.ndarray:
     forward pass (Kobayashi et al. 2020, eq. 5; `attention_core.lens.value_norms`)."""
     _, _, _, ids = _read(reader, text)
     _, _, calls = _forward(reader, ids)
+    return _norms(reader, calls)
+
+
+def _norms(reader: Reader, calls: list[tuple]) -> np.ndarray:
+    """‖f_h(x_j)‖ (L, H, n) from each layer's call in one forward pass (x: its args[0])."""
     layers = _layers(reader.model)
     return np.stack(
         [_head_value_norms(a, args[0][0]) for a, (args, _) in zip(layers, calls, strict=True)]
@@ -179,12 +184,8 @@ def reader_norm_weighted(reader: Reader, text: str) -> np.ndarray:
     one forward pass (Kobayashi et al. 2020, "Attention is Not Only a Weight")."""
     _, _, _, ids = _read(reader, text)
     _, weights, calls = _forward(reader, ids)
-    layers = _layers(reader.model)
-    norms = np.stack(
-        [_head_value_norms(a, args[0][0]) for a, (args, _) in zip(layers, calls, strict=True)]
-    )  # (L, H, n)
     attentions = np.stack([w[0].numpy() for w in weights])  # (L, H, n, n)
-    return _times_norms(attentions, norms)
+    return _times_norms(attentions, _norms(reader, calls))
 
 
 def reader_neuron_view(reader: Reader, text: str, layer: int, head: int) -> NeuronView:
