@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,6 +36,17 @@ class ServerLog:
         with self.path.open("rb") as f:
             f.seek(since)
             return f.read().decode("utf-8", errors="replace")
+
+    def wait_for(self, text: str, *, timeout: float = 60.0) -> str:
+        """The first line of the log that holds `text`, waiting for it up to `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for line in self.text().splitlines():
+                if text in line:
+                    return line
+            if time.monotonic() > deadline:
+                pytest.fail(f"{text!r} not in the server's log within {timeout} s:\n{self.text()}")
+            time.sleep(0.1)
 
     def assert_no_traceback(self, since: int = 0, *, what: str = "the app") -> None:
         """Fail if the server printed a traceback after byte `since`."""

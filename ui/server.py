@@ -1,0 +1,195 @@
+"""The app's server: what `streamlit run app.py` does besides running the script.
+
+app.py defines `app = st.App("app.py", lifespan=lifespan, middleware=MIDDLEWARE)`;
+`streamlit run app.py` finds it (Streamlit's ASGI app discovery) and serves the same
+script, pages and settings as before, with two additions for a class that arrives at once
+(https://docs.streamlit.io/develop/api-reference/app/st.app):
+
+1. **Warm at start** (`lifespan`): the script runs once as soon as the server is up
+   (Streamlit's own script check, the one behind `server.scriptHealthCheckEnabled`), so
+   torch, jieba's dictionary and the default view are loaded while the first browser is
+   still loading its JavaScript, not after it asks for a page. deploy/ warmed its servers
+   from outside; a teacher's plain `streamlit run app.py` now does it by itself.
+2. **Static files from memory, compressed once** (`StaticAssets`): a phone's first visit
+   asks for ~120 files (Streamlit's JavaScript, CSS and fonts, and plotly.js). Streamlit
+   reads each from disk in a worker thread through its whole middleware stack (~1.9 ms of
+   the one process's CPU a file, 0.23 s a visit) and sends its JavaScript uncompressed
+   (3.8 MB a visit) because compressing on every request would cost more. Here each file
+   is read and gzipped once, then answered from memory in front of that stack: the bytes
+   Streamlit would send, with the same caching headers, an ETag (304 on a revisit), and
+   gzip when the browser accepts it. Only files that exist below the two folders are
+   answered; everything else (the page itself, the websocket, health checks, media, any
+   path with `..`) goes to Streamlit untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import hashlib
+import mimetypes
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import streamlit
+from starlette.middleware import Middleware
+from streamlit.logger import get_logger
+
+from attention_core.resources import ASSETS_DIR
+
+__all__ = ["MIDDLEWARE", "WARM_UP_LOG", "Asset", "StaticAssets", "lifespan", "warm_up"]
+
+_LOG = get_logger(__name__)
+WARM_UP_LOG = "Attention Studio warm-up:"  # then "ok" or what failed, in the server's log
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+STREAMLIT_STATIC = Path(streamlit.__file__).resolve().parent / "static" / "static"
+# ui/charts.py serves plotly.js through a components-v1 route of this name
+PLOTLY_ROUTE = "/component/ui.charts.plotly_js/"
+IMMUTABLE = b"public, immutable, max-age=31536000"  # what Streamlit sends for hashed files
+_GZIP_MIN = 1024
+_NOT_COMPRESSED = {".woff2", ".woff", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".ico"}
+# While the warm-up run imports torch the event loop waits for the interpreter lock at
+# each switch; a shorter switch interval keeps the first browser's file requests flowing.
+_WARM_SWITCH_S = 0.001
+
+
+@dataclass(frozen=True)
+class Asset:
+    """One file, read once: its bytes, gzipped bytes (None when not worth it), headers."""
+
+    plain: bytes
+    gzipped: bytes | None
+    content_type: bytes
+    etag: bytes
+
+    @classmethod
+    def read(cls, path: Path) -> Asset:
+        plain = path.read_bytes()
+        squeeze = len(plain) >= _GZIP_MIN and path.suffix.lower() not in _NOT_COMPRESSED
+        gzipped = gzip.compress(plain, compresslevel=9, mtime=0) if squeeze else None
+        if gzipped is not None and len(gzipped) >= len(plain):
+            gzipped = None
+        kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        if kind.startswith("text/") or kind.endswith(("javascript", "json")):
+            kind += "; charset=utf-8"
+        etag = '"' + hashlib.sha256(plain).hexdigest()[:32] + '"'
+        return cls(plain, gzipped, kind.encode(), etag.encode())
+
+
+class StaticAssets:
+    """ASGI middleware: Streamlit's static files and plotly.js from memory (see above)."""
+
+    def __init__(self, app: ASGIApp, roots: dict[str, Path] | None = None) -> None:
+        self.app = app
+        self.roots = roots if roots is not None else _roots()
+        self._assets: dict[str, Asset | None] = {}
+        self._lock = threading.Lock()
+
+    def asset(self, path: str) -> Asset | None:
+        """The file behind URL path `path`, or None when it is not one of ours to answer."""
+        found = self._assets.get(path, False)
+        if found is not False:
+            return found
+        with self._lock:
+            if path not in self._assets:
+                self._assets[path] = self._find(path)
+            return self._assets[path]
+
+    def _find(self, path: str) -> Asset | None:
+        for prefix, root in self.roots.items():
+            if not path.startswith(prefix):
+                continue
+            name = path[len(prefix) :]
+            parts = name.split("/")
+            if not name or any(p in ("", ".", "..") or "\\" in p for p in parts):
+                return None
+            file = root.joinpath(*parts)
+            try:
+                inside = file.resolve().is_relative_to(root.resolve())
+            except OSError:
+                return None
+            return Asset.read(file) if inside and file.is_file() else None
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        asset = None
+        if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
+            asset = self.asset(scope.get("path", ""))
+        headers = dict(scope.get("headers", ())) if asset is not None else {}
+        if asset is None or b"range" in headers:
+            await self.app(scope, receive, send)
+            return
+        out = [
+            (b"content-type", asset.content_type),
+            (b"cache-control", IMMUTABLE),
+            (b"etag", asset.etag),
+            (b"vary", b"Accept-Encoding"),
+        ]
+        if asset.etag in headers.get(b"if-none-match", b""):
+            await send({"type": "http.response.start", "status": 304, "headers": out})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        body = asset.plain
+        if asset.gzipped is not None and b"gzip" in headers.get(b"accept-encoding", b""):
+            body = asset.gzipped
+            out.append((b"content-encoding", b"gzip"))
+        out.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": 200, "headers": out})
+        await send(
+            {"type": "http.response.body", "body": body if scope["method"] == "GET" else b""}
+        )
+
+
+def _roots() -> dict[str, Path]:
+    from streamlit import config
+
+    base = str(config.get_option("server.baseUrlPath") or "").strip("/")
+    prefix = f"/{base}" if base else ""
+    return {
+        f"{prefix}/static/": STREAMLIT_STATIC,
+        f"{prefix}{PLOTLY_ROUTE}": ASSETS_DIR / "plotly",
+    }
+
+
+async def warm_up() -> str:
+    """Run the app script once in the server (twice: on a fresh server the first run
+    leaves Streamlit's legacy pages mode and restarts itself, ui.common.entry_guard).
+    Returns "ok" when both ran cleanly, and says so in the server's log (WARM_UP_LOG)."""
+    from streamlit.runtime import Runtime
+
+    runtime = Runtime.instance()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(_WARM_SWITCH_S)
+    start = time.perf_counter()
+    try:
+        answers = [(await runtime.does_script_run_without_error())[1] for _ in range(2)]
+    finally:
+        sys.setswitchinterval(interval)
+    answer = "ok" if answers == ["ok", "ok"] else " / ".join(answers)
+    _LOG.info("%s %s (%.1f s)", WARM_UP_LOG, answer, time.perf_counter() - start)
+    return answer
+
+
+@asynccontextmanager
+async def lifespan(_app: Any) -> AsyncIterator[None]:
+    """Start warming up as the server starts; the server answers meanwhile."""
+    task = asyncio.get_running_loop().create_task(warm_up(), name="attention-studio-warm-up")
+    try:
+        yield
+    finally:
+        task.cancel()
+
+
+MIDDLEWARE = [Middleware(StaticAssets)]
