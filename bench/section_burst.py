@@ -22,34 +22,114 @@ as deploy/ does:
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
+import secrets
 import shutil
+import subprocess
+import sys
 import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import gevent
 import psutil
+from locust.exception import StopUser
 
-from bench.section_load import SHARED_TEXT, WORDS, ClassResult, Student, run_class
+from bench.section_load import CONNECT_S, SHARED_TEXT, WORDS, ClassResult, Student, run_class
 from bench.streamlit_client import StreamlitTab
 from bench.tables import RESULTS_DIR, Table, fmt_s
-from deploy.app_server import APP_DIR, serving, warm_up
+from deploy.app_server import (
+    APP_DIR,
+    HEALTH_PATH,
+    free_port,
+    serving,
+    start_app,
+    stop,
+    wait_healthy,
+    warm_up,
+)
+from deploy.run_replicas import start_nginx
 
 __all__ = ["VisitCost", "run", "visit_cost"]
 
 PARAMS = {"tokenizer": "word", "embed_dim": 64, "num_heads": 8}
 CALIBRATION = 20
+BROWSER_CONNECTIONS = 6  # HTTP/1.1: a browser opens at most six connections to one host
 
 
 class BurstStudent(Student):
-    """A student of the burst: opens the shared link, then types 3 sentences."""
+    """A student of the burst: the browser's files first (what a new phone downloads before
+    it opens the websocket, recorded from a real Chromium visit), then the shared link, then
+    3 typed sentences."""
 
     abstract = True  # made concrete per run by `_student`
     edits = 3
     shared_open = True
+    files: tuple[str, ...] = ()
+
+    def before_open(self) -> None:
+        started, error, size = time.perf_counter(), None, 0
+        try:
+            size = fetch_files(self.host, self.files)
+        except Exception as caught:  # a refused or broken download is a failed visit
+            error = caught
+        self._fire("files", time.perf_counter() - started, size, error, kind="HTTP")
+        if error is not None:
+            raise StopUser() from error
 
 
-def _student(arrival_s: float) -> type[Student]:
-    return type("Burst", (BurstStudent,), {"abstract": False, "arrival_s": arrival_s})
+def fetch_files(host: str, paths: Sequence[str]) -> int:
+    """GET `paths` from `host` as a browser does: the first alone (the page), the rest
+    over BROWSER_CONNECTIONS keep-alive connections at once, gzip accepted. Returns the
+    bytes received; raises on an error status or a connection that fails."""
+    if not paths:
+        return 0
+    where = urlsplit(host)
+    pending = list(paths[1:])
+    received = [0]
+
+    def connection(first: str | None) -> None:
+        conn = http.client.HTTPConnection(where.hostname, where.port, timeout=CONNECT_S)
+        try:
+            while first or pending:
+                path = first or pending.pop(0)
+                first = None
+                conn.request("GET", path, headers={"Accept-Encoding": "gzip, deflate, br"})
+                reply = conn.getresponse()
+                received[0] += len(reply.read())
+                if reply.status >= 400:
+                    raise RuntimeError(f"GET {path}: {reply.status}")
+        finally:
+            conn.close()
+
+    connection(paths[0])
+    gevent.joinall(
+        [gevent.spawn(connection, None) for _ in range(BROWSER_CONNECTIONS)], raise_error=True
+    )
+    return received[0]
+
+
+def _student(arrival_s: float, files: Sequence[str]) -> type[Student]:
+    attrs = {"abstract": False, "arrival_s": arrival_s, "files": tuple(files)}
+    return type("Burst", (BurstStudent,), attrs)
+
+
+def record_files(url: str) -> list[str]:
+    """The paths a real Chromium visit GETs (bench/section_visit.py, its own process:
+    Playwright does not run under Locust's gevent patches)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.section_visit", "--files", url],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def _cpu(pid: int) -> float:
@@ -88,74 +168,137 @@ def visit_cost(url: str, pid: int, n: int = CALIBRATION) -> VisitCost:
     return VisitCost(spent["shared"] / n, spent["own"] / n, spent["edit"] / n)
 
 
-def _burst(students: int, arrival_s: float, logs: Path, app_dir: Path) -> ClassResult:
-    with serving(log=logs / f"burst-{arrival_s:.0f}.log", app_dir=app_dir) as app:
-        print(f"warm-up: {warm_up(app.url)}", flush=True)
-        return run_class(app.url, students, server_pids=[app.process.pid], user=_student(arrival_s))
+@contextmanager
+def _served(logs: Path, app_dir: Path, replicas: int, name: str) -> Iterator[tuple[str, list[int]]]:
+    """One `streamlit run app.py`, or `replicas` of them behind nginx (deploy/: sticky,
+    websocket-aware) → (the URL students open, the servers' pids)."""
+    if replicas == 1:
+        with serving(log=logs / f"{name}.log", app_dir=app_dir) as app:
+            yield app.url, [app.process.pid]
+        return
+    ports, procs = [free_port() for _ in range(replicas)], []
+    secret = secrets.token_hex(16)
+    try:
+        for port in ports:
+            log = logs / f"{name}-{port}.log"
+            procs.append(start_app(port, log=log, cookie_secret=secret, app_dir=app_dir))
+        for port, proc in zip(ports, procs, strict=True):
+            wait_healthy(f"http://127.0.0.1:{port}{HEALTH_PATH}", proc=proc)
+        listen = f"127.0.0.1:{free_port()}"
+        nginx = start_nginx(ports, listen=listen, prefix=logs / f"{name}-nginx")
+        wait_healthy(f"http://{listen}{HEALTH_PATH}", proc=nginx)
+        procs.append(nginx)
+        yield f"http://{listen}", [p.pid for p in procs[:replicas]]
+    finally:
+        for proc in reversed(procs):
+            stop(proc)
 
 
-def run(*, quick: bool = False, app_dir: Path = APP_DIR) -> tuple[list[Table], dict]:
-    students = 30 if quick else 100
+def _burst(
+    students: int, arrival_s: float, logs: Path, app_dir: Path, replicas: int
+) -> ClassResult:
+    """A fresh server (or replicas), the teacher's first visit in Chromium (which records the
+    files a browser fetches), then the class."""
+    name = f"burst-{students}-{arrival_s:.0f}-{replicas}"
+    with _served(logs, app_dir, replicas, name) as (url, pids):
+        files = record_files(url)
+        return run_class(url, students, server_pids=pids, user=_student(arrival_s, files))
+
+
+def run(
+    *,
+    quick: bool = False,
+    app_dir: Path = APP_DIR,
+    classes: Sequence[tuple[int, float, int]] | None = None,
+) -> tuple[list[Table], dict]:
+    """`classes`: (students, arrival seconds, replicas) per burst; default 100 over 10 s and
+    over 30 s on one process (quick: 30 over 10 s)."""
+    if classes is None:
+        classes = [(30, 10.0, 1)] if quick else [(100, 10.0, 1), (100, 30.0, 1)]
     logs = Path(tempfile.mkdtemp(prefix="bench-burst-", dir=RESULTS_DIR.parent))
     cost_table = Table(
-        "Server CPU per action, one at a time (24 words, 64 dims × 8 heads)",
+        "Server CPU per action over the websocket protocol, one at a time (24 words, 64 dims "
+        "× 8 heads; a browser's files not included: see `python -m bench visit`)",
         ["first visit, shared link", "first visit, own sentence", "edit"],
     )
+    burst_table = Table(
+        "A class arriving at once (each student: a new browser's files, the shared link, 3 "
+        "edits with 5–15 s think time; Locust over HTTP and the websocket protocol)",
+        [
+            "students",
+            "arrivals over",
+            "servers",
+            "connections failed",
+            "errors",
+            "edits",
+            "files p50 / p95",
+            "websocket page p50 / p95",
+            "edit p50 / p95 / max",
+            "server CPU s (per student)",
+            "server RSS MB",
+        ],
+    )
+    raw: dict[str, object] = {}
     try:
         with serving(log=logs / "visits.log", app_dir=app_dir) as app:
             warm_up(app.url)
             cost = visit_cost(app.url, app.process.pid, 8 if quick else CALIBRATION)
+        raw["cost"] = cost.__dict__
         spent = (cost.shared_visit, cost.own_visit, cost.edit)
         cost_table.add(*(f"{seconds * 1000:.0f} ms" for seconds in spent))
         cost_table.notes.append(
             "Each action on a session of its own; the shared link is what the teacher's QR code "
             "gives every student (the same sentence), own = a sentence nobody opened before."
         )
-        burst_table = Table(
-            f"{students} students arriving at once, one `streamlit run app.py` (3 edits each, "
-            "5–15 s think time; Locust over the websocket protocol)",
-            [
-                "arrivals over",
-                "connections failed",
-                "errors",
-                "edits",
-                "page load p50 / p95",
-                "edit p50 / p95 / max",
-                "server CPU s",
-                "server RSS MB",
-            ],
-        )
-        raw: dict[str, object] = {"cost": cost.__dict__}
-        for arrival in (10.0,) if quick else (10.0, 30.0):
-            r = _burst(students, arrival, logs, app_dir)
-            raw[f"burst_{arrival:.0f}"] = r.__dict__
+        for students, arrival, replicas in classes:
+            r = _burst(students, arrival, logs, app_dir, replicas)
+            raw[f"burst_{students}_{arrival:.0f}_{replicas}"] = r.__dict__
             burst_table.add(
+                students,
                 f"{arrival:.0f} s",
+                "one process" if replicas == 1 else f"{replicas} behind nginx",
                 r.connect_failed,
                 r.errors,
                 r.edits,
+                f"{fmt_s(r.files_p50_s)} / {fmt_s(r.files_p95_s)}",
                 f"{fmt_s(r.open_p50_s)} / {fmt_s(r.open_p95_s)}",
                 f"{fmt_s(r.p50_s)} / {fmt_s(r.p95_s)} / {fmt_s(r.max_s)}",
-                f"{r.server_cpu_s:.1f}",
+                f"{r.server_cpu_s:.1f} ({r.server_cpu_s / students * 1000:.0f} ms)",
                 f"{r.server_rss_mb[0]:.0f} → {r.server_rss_mb[1]:.0f}",
             )
-            burst_table.notes.extend(f"{arrival:.0f} s: {e}" for e in r.error_samples[:3])
+            burst_table.notes.extend(
+                f"{students}/{arrival:.0f} s: {e}" for e in r.error_samples[:3]
+            )
     finally:
         shutil.rmtree(logs, ignore_errors=True)
     burst_table.notes.append(
         "A connection fails when the websocket does not open within 10 s; an error is a "
-        "failed connection, a broken reply, an exception or error box, or another "
-        "student's tokens. The load generator shares the 2 cores with the server."
+        "failed download or connection, a broken reply, an exception or error box, or "
+        "another student's tokens. The load generator shares the 2 cores with the servers."
     )
     return [cost_table, burst_table], raw
+
+
+def _classes(text: str) -> list[tuple[int, float, int]]:
+    """ "100x10,300x10x2" → [(100, 10.0, 1), (300, 10.0, 2)]."""
+    out = []
+    for item in text.split(","):
+        parts = item.strip().split("x")
+        out.append((int(parts[0]), float(parts[1]), int(parts[2]) if len(parts) > 2 else 1))
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.section_burst")
     parser.add_argument("--quick", action="store_true", help="30 students over 10 s")
     parser.add_argument("--app-dir", type=Path, default=APP_DIR, help="serve this tree's app.py")
+    parser.add_argument(
+        "--classes",
+        type=_classes,
+        help="students x arrival seconds [x replicas], comma-separated, e.g. 100x10,300x10x2",
+    )
     args = parser.parse_args(argv)
-    tables, _ = run(quick=args.quick, app_dir=args.app_dir.resolve())
+    tables, _ = run(quick=args.quick, app_dir=args.app_dir.resolve(), classes=args.classes)
     print(f"app: {args.app_dir.resolve()}")
     print("\n".join(t.markdown() for t in tables))
 

@@ -74,6 +74,7 @@ class Student(User):
         self.edit = 0
         # arrivals spread over arrival_s, whatever Locust's spawn batches do
         gevent.sleep(random.uniform(0, self.arrival_s))
+        self.before_open()
         text = SHARED_TEXT if self.shared_open else f"s{self.number} opens"
         params = {"text": text, "tokenizer": "word", "embed_dim": 64, "num_heads": 8}
         try:
@@ -82,6 +83,9 @@ class Student(User):
             self._fire("connect", 0.0, 0, caught)
             raise StopUser() from caught
         self._timed("open", lambda: self.tab.open(), text.split())
+
+    def before_open(self) -> None:
+        """What the student's browser does before its websocket opens (nothing here)."""
 
     def on_stop(self) -> None:
         self.tab.close()
@@ -110,9 +114,11 @@ class Student(User):
             error = caught
         self._fire(name, time.perf_counter() - started, size, error)
 
-    def _fire(self, name: str, seconds: float, size: int, error: Exception | None) -> None:
+    def _fire(
+        self, name: str, seconds: float, size: int, error: Exception | None, kind: str = "WS"
+    ) -> None:
         self.environment.events.request.fire(
-            request_type="WS",
+            request_type=kind,
             name=name,
             response_time=seconds * 1000,
             response_length=size,
@@ -136,6 +142,8 @@ class ClassResult:
     server_rss_mb: tuple[float, float]  # before, after
     error_samples: list[str]
     connect_failed: int = 0  # students whose websocket did not open within CONNECT_S
+    files_p50_s: float = float("nan")  # a browser's files fetched before the websocket
+    files_p95_s: float = float("nan")
 
 
 def _processes(pids: list[int]) -> list[psutil.Process]:
@@ -181,6 +189,7 @@ def run_class(
     env.events.request.remove_listener(keep_error)
     edits, opens = env.stats.get("edit", "WS"), env.stats.get("open", "WS")
     failed = env.stats.get("connect", "WS").num_failures
+    files = env.stats.get("files", "HTTP")
     return ClassResult(
         students=students,
         edits=edits.num_requests,
@@ -195,6 +204,12 @@ def run_class(
         server_rss_mb=(rss_before, _rss_mb(procs)),
         error_samples=samples,
         connect_failed=failed,
+        files_p50_s=files.get_response_time_percentile(0.5) / 1000
+        if files.num_requests
+        else float("nan"),
+        files_p95_s=files.get_response_time_percentile(0.95) / 1000
+        if files.num_requests
+        else float("nan"),
     )
 
 
