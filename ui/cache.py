@@ -10,12 +10,16 @@ inside the cached functions, so the first paint of a page does not wait for them
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, TypeVar
 
 import streamlit as st
 
 from attention_core.limits import MAX_TOKENS
 from attention_core.settings import ModelSettings
+from ui.slots import SLOTS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -90,20 +94,43 @@ def prepare_process() -> bool:
     return True
 
 
+def _one_torch_thread() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+# Streamlit runs every script run in a thread of its own, and torch's first operations in a
+# thread pay for setting that thread up: the landing page's forward pass (31 tokens, 8 heads)
+# took 2.7 ms of CPU (median; up to 12 ms) in a new thread against 0.7 ms in one that had run
+# torch before. So the computing runs on a few long-lived workers and the script run waits.
+_WORKERS = ThreadPoolExecutor(
+    max_workers=SLOTS or os.cpu_count() or 2,
+    thread_name_prefix="attention-studio-compute",
+    initializer=_one_torch_thread,
+)
+_R = TypeVar("_R")
+
+
+def _on_worker(fn: Callable[..., _R], /, *args: object, **kwargs: object) -> _R:
+    """`fn(*args, **kwargs)` on a long-lived worker thread (its exceptions re-raised here)."""
+    return _WORKERS.submit(fn, *args, **kwargs).result()
+
+
 # Bounded caches: a view at 512 tokens x 16 heads holds 16 MB of weights, and a trace about
 # four times that, so traces get far fewer entries than plain views.
 @st.cache_data(max_entries=64, show_spinner=False)
 def _view(model: ModelSettings, divisor: float | None, max_tokens: int) -> Analysis:
     from attention_core.pipeline import analyze
 
-    return analyze(model, divisor=divisor, max_tokens=max_tokens)
+    return _on_worker(analyze, model, divisor=divisor, max_tokens=max_tokens)
 
 
 @st.cache_data(max_entries=6, show_spinner=False)
 def _trace(model: ModelSettings, divisor: float | None, max_tokens: int) -> Analysis:
     from attention_core.pipeline import analyze
 
-    return analyze(model, with_trace=True, divisor=divisor, max_tokens=max_tokens)
+    return _on_worker(analyze, model, with_trace=True, divisor=divisor, max_tokens=max_tokens)
 
 
 def cached_analysis(
@@ -172,7 +199,7 @@ def padded_batch(texts: tuple[str, ...], model: ModelSettings) -> PaddedBatch:
     """`attention_core.masking.padded_batch_attention` of `texts`."""
     from attention_core.masking import padded_batch_attention
 
-    return padded_batch_attention(list(texts), model)
+    return _on_worker(padded_batch_attention, list(texts), model)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)  # a 512-token entry holds ~100 MB
@@ -180,7 +207,7 @@ def permutation_result(model: ModelSettings, perm: tuple[int, ...]) -> Permutati
     """`attention_core.positions.permutation_check` of the sentence shuffled by `perm`."""
     from attention_core.positions import permutation_check
 
-    return permutation_check(model, list(perm))
+    return _on_worker(permutation_check, model, list(perm))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -241,7 +268,7 @@ def untrained_result(tokens: tuple[str, ...], model: ModelSettings) -> np.ndarra
     """The project's untrained module of `model` on a pretrained model's tokens → (H, n, n)."""
     from attention_core.compare import untrained_attention
 
-    return untrained_attention(list(tokens), model)
+    return _on_worker(untrained_attention, list(tokens), model)
 
 
 # --- the engineer's lens (pages/lens.py, pages/minimal_pairs.py) ---------------------------
