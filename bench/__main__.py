@@ -88,6 +88,7 @@ IN_PROCESS = {
     "lens": ("section_pretrained", "run_lens"),  # rollout, flow, norms, ablation, head view
     "poll": ("section_poll", "run"),  # a live class poll: 100 phones, two replicas, Redis
     "reader": ("section_reader", "run"),  # the trained reader: steps/s, typed → painted
+    "visit": ("section_visit", "run"),  # the user's clock: cold start, a new phone, CPU/update
 }
 
 

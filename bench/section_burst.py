@@ -129,7 +129,10 @@ def record_files(url: str) -> list[str]:
         check=True,
         timeout=300,
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    paths = json.loads(out.stdout.strip().splitlines()[-1])
+    # a session's media (the page icon) exists only while that session does: the browser
+    # asks for it after its websocket opens, not before
+    return [p for p in paths if not p.startswith("/media/")]
 
 
 def _cpu(pid: int) -> float:

@@ -88,7 +88,8 @@ class Student(User):
         """What the student's browser does before its websocket opens (nothing here)."""
 
     def on_stop(self) -> None:
-        self.tab.close()
+        if hasattr(self, "tab"):  # not when it never connected
+            self.tab.close()
 
     @task
     def type_sentence(self) -> None:
