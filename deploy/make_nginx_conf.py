@@ -92,10 +92,9 @@ http {{
         # A dead replica: try the next one (connection refused fails fast).
         proxy_next_upstream error timeout http_502 http_503;
         add_header Set-Cookie $st_route_set_cookie always;
-        # Streamlit serves its own bundles (/static/, ~3 MB of JavaScript) uncompressed, by
-        # design (gzip in Python per request costs CPU); nginx compresses them in C, so a
-        # phone on the classroom's Wi-Fi downloads a third. Replies the app compressed
-        # itself (plotly.js) pass as they are.
+        # The app sends its JavaScript gzipped already (ui/server.py, compressed once, from
+        # memory); nginx compresses what is left (the page, JSON) in C. Replies the app
+        # compressed itself pass as they are.
         gzip on;
         gzip_proxied any;
         gzip_comp_level 5;
