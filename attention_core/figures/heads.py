@@ -40,10 +40,13 @@ import plotly.graph_objects as go
 
 from attention_core.figures.layout import (
     LABEL_CHARS_MAX,
+    MIN_WIDTH_META,
     NOMINAL_WIDTH_PX,
     PanelLayout,
     axis_ticks,
+    column_px,
     panel_layout,
+    title_lines,
 )
 from attention_core.figures.matrix import matrix_figure, plot_matrix
 from attention_core.figures.png import colour_indices, palette_png
@@ -84,7 +87,6 @@ CELL_TEXT_MAX = 12  # the quiz offers one radio button per token up to this many
 # as pictures. 2^19 cells are 2.8 MB of base64 float32: measured in bench/, a typed update
 # of a 512-token grid of 4 heatmaps (5.6 MB) cost more browser CPU than 12 heads as pictures.
 IMAGE_CELLS = 1 << 19
-MIN_WIDTH_META = "studio_min_width"  # layout.meta key: the width plot_heads laid out for
 # A picture panel uses this many evenly spaced colours of its scale. On the relative scale an
 # untrained 512-token head fills the whole scale with noise, which 256 colours compress
 # badly (240 kB a 512² panel); 16–17 compress to 131 kB (measured), 74 kB at the 352 pixels
@@ -92,7 +94,9 @@ MIN_WIDTH_META = "studio_min_width"  # layout.meta key: the width plot_heads lai
 # keeps every shade. An odd number: the middle of a diverging scale (the relative scale's
 # 1 × = white) is one of the levels; with 16 an even share was drawn light red.
 PICTURE_LEVELS = 17
-TITLE_PX = 24  # room above each panel for its title
+TITLE_PX = 24  # room above each panel for its title (one line) ...
+TITLE_LINE_PX = 17  # ... and for each further line of a title broken to fit its column
+TITLE_FONT_PX = 13
 ROW_GAP_PX = 8  # between a panel and the title below it when no labels are in between
 NO_TICKS = {"showticklabels": False, "ticks": ""}
 COLORBAR_LEN_PX = 360  # a head grid's colour bar is at most this long
@@ -129,9 +133,10 @@ def head_grid(
 
 
 def _heatmap_trace(
-    z: np.ndarray, labels: list[str], name: str, axis: str, coloraxis: str, *, text: bool
+    z: np.ndarray, labels: list[str], name: str, axis: str, coloraxis: str, *, text: int
 ) -> dict[str, Any]:
-    """One panel as a heatmap trace on axes x{axis}/y{axis}, coloured by `coloraxis`.
+    """One panel as a heatmap trace on axes x{axis}/y{axis}, coloured by `coloraxis`,
+    with its weights written in `text` px type (0: none; `layout.cell_number_px`).
 
     `labels` and `name` are already escaped (`literal`): they go to Plotly as they are.
     """
@@ -152,7 +157,7 @@ def _heatmap_trace(
     }
     if text:
         trace["texttemplate"] = "%{z:.2f}"
-        trace["textfont"] = {"size": 11}
+        trace["textfont"] = {"size": text}
     return trace
 
 
@@ -251,8 +256,9 @@ def heads_spec(
     most the panel's pixels a side, no hover: `_picture`), except the panels listed in
     `exact`, which stay heatmaps whose hover reads `query → key: weight`.
 
-    Labels and titles are drawn literally (escaped once here); tick labels are cut and
-    measured on the raw text.
+    Labels and titles are drawn literally (escaped once here; a title broken into lines
+    is escaped line by line, joined by `<br>`); labels and titles are cut and measured on
+    the raw text.
     """
     P, n = grid.matrices.shape[0], len(grid.labels)
     if P == 0 or n == 0:
@@ -274,7 +280,13 @@ def heads_spec(
     if pictures and 0 not in exact:
         y_labels_px = 8 + math.ceil(len(str(n)) * 0.62 * ticks.font_px) if ticks.shown else 0
     x_band_px = ticks.band_px
-    title_px = TITLE_PX if any(names) else 6
+    # a title wider than its column breaks into lines (layout.title_lines): neighbouring
+    # titles never run into each other, and every row of panels makes room for the most
+    title_width = column_px(cols, width_px=width_px, margin_px=10 + y_labels_px) - 8
+    lines = [title_lines(title, max(title_width, 40.0), TITLE_FONT_PX) for title in grid.titles]
+    shown_titles = ["<br>".join(literals(title)) for title in lines]
+    most_lines = max(len(title) for title in lines)
+    title_px = TITLE_PX + TITLE_LINE_PX * (most_lines - 1) if any(names) else 6
 
     # keys are labelled under the lowest panel of each column only, queries left of the
     # first column only: a labelled axis is the expensive part of drawing a panel (Plotly
@@ -318,7 +330,7 @@ def heads_spec(
         else:
             traces.append(
                 _heatmap_trace(
-                    grid.matrices[p], categories, name, axis, axis_of(p), text=plan.cell_numbers
+                    grid.matrices[p], categories, name, axis, axis_of(p), text=plan.cell_font_px
                 )
             )
         x0 = c * (col_w + gap)
@@ -355,7 +367,7 @@ def heads_spec(
         if name:
             titles.append(
                 {
-                    "text": name,
+                    "text": shown_titles[p],
                     "xref": "paper",
                     "yref": "paper",
                     "x": x0 + col_w / 2,
@@ -363,7 +375,7 @@ def heads_spec(
                     "xanchor": "center",
                     "yanchor": "bottom",
                     "showarrow": False,
-                    "font": {"size": 13},
+                    "font": {"size": TITLE_FONT_PX},
                 }
             )
     if not any(t["type"] == "heatmap" for t in traces):

@@ -19,7 +19,13 @@ to hold their numbers. The rule works from the space a label needs, measured in 
   labelled on one axis. With a larger step Plotly chooses the labelled ticks itself
   (`nticks`), so zooming in brings the labels of the zoomed tokens; hover always names them.
 - Numbers are written into cells only when a cell is `CELL_NUMBER_PX` wide ("0.00" in
-  10 px type); hover keeps them.
+  10 px type); hover keeps them. Their type grows with the cell (a fifth of its side, up
+  to `CELL_FONT_MAX_PX`), so a 150 px cell of a projected 4 × 4 matrix reads from the back
+  of a room (`cell_number_px`).
+- Titles: a panel's title wider than its column breaks into lines (`title_lines`, after
+  "：", ": ", " · " or a space where it can, anywhere in CJK text), so the titles of
+  neighbouring panels never run into each other; a single matrix's title sits at the top
+  of the figure, `MATRIX_TITLE_PX` above the column labels, never on them.
 
 Pure Python: `labels` come raw (as typed); the caller escapes them for Plotly.
 """
@@ -27,27 +33,35 @@ Pure Python: `labels` come raw (as typed); the caller escapes them for Plotly.
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "CELL_FONT_MAX_PX",
     "CELL_NUMBER_PX",
     "FONT_PX",
     "LABEL_CHARS_MAX",
     "LABEL_PITCH",
+    "MATRIX_TITLE_PX",
     "MAX_COLUMNS",
     "MIN_CELL_PX",
+    "MIN_WIDTH_META",
     "NOMINAL_WIDTH_PX",
     "PanelLayout",
     "TickPlan",
     "axis_ticks",
+    "cell_number_px",
+    "column_px",
     "labelled",
+    "matrix_title",
     "panel_layout",
     "short_label",
     "text_px",
     "tick_plan",
+    "title_lines",
 ]
 
 NOMINAL_WIDTH_PX = 940  # a chart in the main column at a 1400 px window (measured in Chromium)
@@ -60,6 +74,13 @@ PANEL_PX_PER_TOKEN = 48  # ... or larger than this per token
 FONT_PX = (12, 11, 10, 9)  # tick label sizes, largest first
 LABEL_PITCH = 1.6  # one tick label needs this many font sizes along its axis
 CELL_NUMBER_PX = 30.0  # a cell this wide holds "0.00" in 10 px type
+CELL_NUMBER_MIN_H_PX = 16.0  # nor is a cell less tall than this given numbers
+CELL_FONT_MIN_PX = 10  # cell numbers: 10 px type in a 30 px cell ...
+CELL_FONT_MAX_PX = 20  # ... growing with the cell up to this
+# layout.meta key: the width a figure was laid out for; the app's chart keeps it on a phone
+# (the chart scrolls sideways in its own box) rather than squeeze labels and cell numbers
+MIN_WIDTH_META = "studio_min_width"
+MATRIX_TITLE_PX = 48  # a single matrix's title: 10 px above it, ~26 px of text, 12 px below
 LABEL_CHARS_MAX = 12  # tick labels are cut to this many characters (hover shows them whole)
 GAP_FRACTION = 0.02  # between panels of a row, as a fraction of the plot width
 
@@ -67,6 +88,88 @@ GAP_FRACTION = 0.02  # between panels of a row, as a fraction of the plot width
 def text_px(text: str, font_px: float) -> float:
     """Rough rendered width of `text`: CJK and other wide characters 1 em, the rest 0.62 em."""
     return sum(font_px if unicodedata.east_asian_width(c) in "WF" else 0.62 * font_px for c in text)
+
+
+def cell_number_px(cell_w: float, cell_h: float | None = None, *, widest: str = "0.00") -> int:
+    """The type size of the text written into cells `cell_w` × `cell_h` pixels (square when
+    `cell_h` is None), `widest` being its widest entry ("0.00" for weights, "-1.23", a
+    word): 0 when the cells are too narrow for it in CELL_FONT_MIN_PX type (CELL_NUMBER_PX
+    for "0.00", in proportion for wider text; no text, hover keeps it), else a fifth of
+    the cell, from CELL_FONT_MIN_PX to CELL_FONT_MAX_PX, as wide as that proportion allows."""
+    height = cell_w if cell_h is None else cell_h
+    needed = CELL_NUMBER_PX * max(text_px(widest, 1.0), 1.0) / text_px("0.00", 1.0)
+    if cell_w < needed - 1e-9 or height < CELL_NUMBER_MIN_H_PX:
+        return 0
+    size = min(cell_w / 5, height / 2, CELL_FONT_MIN_PX * cell_w / needed)
+    return int(min(CELL_FONT_MAX_PX, max(CELL_FONT_MIN_PX, size)))
+
+
+# break opportunities, the strong ones first: after a colon or comma or around " · ",
+# then at any space, then (CJK text has no spaces) between any two characters
+_BREAKS = (re.compile(r".+?(?:[：:，,;；]\s*|\s+·\s+|$)"), re.compile(r".+?(?:\s+|$)"))
+
+
+def title_lines(title: str, width_px: float, font_px: float) -> list[str]:
+    """`title` (raw text) in lines no wider than `width_px` at `font_px`, each line as
+    long as fits: broken after "：", ": ", "，" or around " · " where possible, else at a
+    space, else between characters. One line when it fits."""
+    lines = [title]
+    for breaks in (*_BREAKS, None):
+        if all(text_px(line, font_px) <= width_px for line in lines):
+            break
+        out: list[str] = []
+        for line in lines:
+            if text_px(line, font_px) <= width_px:
+                out.append(line)
+            elif breaks is None:
+                out += _cut(line, width_px, font_px)
+            else:
+                out += _fill(breaks.findall(line), width_px, font_px)
+        lines = out
+    return lines
+
+
+def _fill(pieces: list[str], width_px: float, font_px: float) -> list[str]:
+    """`pieces` joined into lines, each as long as fits (a piece wider stays alone)."""
+    lines: list[str] = []
+    line = ""
+    for piece in pieces:
+        if line and text_px((line + piece).rstrip(), font_px) > width_px:
+            lines.append(line.rstrip())
+            line = ""
+        line += piece
+    return [*lines, line.rstrip()]
+
+
+def _cut(line: str, width_px: float, font_px: float) -> list[str]:
+    """`line` cut between characters into lines no wider than `width_px`."""
+    out: list[str] = []
+    while text_px(line, font_px) > width_px and len(line) > 1:
+        cut = max(1, _fitting_chars(line, width_px, font_px))
+        out.append(line[:cut].rstrip())
+        line = line[cut:].lstrip()
+    return [*out, line]
+
+
+def _fitting_chars(text: str, width_px: float, font_px: float) -> int:
+    for i in range(1, len(text) + 1):
+        if text_px(text[:i], font_px) > width_px:
+            return i - 1
+    return len(text)
+
+
+def matrix_title(text: str) -> dict[str, Any]:
+    """A single matrix's title (`text` escaped): at the top of the figure, in the
+    MATRIX_TITLE_PX band above the column labels, however tall the labels' band is."""
+    return {
+        "text": text,
+        "x": 0.5,
+        "xanchor": "center",
+        "y": 1.0,
+        "yref": "container",
+        "yanchor": "top",
+        "pad": {"t": 10},
+    }
 
 
 def short_label(label: str, limit: int = LABEL_CHARS_MAX) -> str:
@@ -196,10 +299,21 @@ class PanelLayout:
     def cell_px(self) -> float:
         return self.panel_px / max(self.ticks.n, 1)
 
+    @property
+    def cell_font_px(self) -> int:
+        """The cell numbers' type size (`cell_number_px`; 0 without numbers)."""
+        return cell_number_px(self.cell_px) if self.cell_numbers else 0
+
+
+def column_px(cols: int, *, width_px: float, margin_px: float) -> float:
+    """The width of one of `cols` columns of panels in a chart `width_px` wide whose row
+    labels take `margin_px`: what a panel, and its title, may fill."""
+    return (width_px - margin_px - COLORBAR_PX - 20) * (1 - GAP_FRACTION * (cols - 1)) / cols
+
 
 def _panel_px(cols: int, n: int, width_px: float, margin_px: float) -> int:
     """A panel's side: its share of the width, but no larger than a few tokens need."""
-    room = (width_px - margin_px - COLORBAR_PX - 20) * (1 - GAP_FRACTION * (cols - 1)) / cols
+    room = column_px(cols, width_px=width_px, margin_px=margin_px)
     return int(min(PANEL_MAX_PX, max(PANEL_MIN_PX, n * PANEL_PX_PER_TOKEN), room))
 
 
@@ -233,5 +347,5 @@ def panel_layout(
         rows=math.ceil(panels / cols),
         panel_px=size,
         ticks=ticks,
-        cell_numbers=n > 0 and size / n >= CELL_NUMBER_PX,
+        cell_numbers=n > 0 and cell_number_px(size / n) > 0,
     )

@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_core.figures.heads import CELL_TEXT_MAX
+from attention_core.figures.layout import NOMINAL_WIDTH_PX, cell_number_px, text_px, tick_plan
 from attention_core.figures.matrix import matrix_figure, plot_matrix
 from attention_core.figures.style import FONT, tick_angle
 from attention_core.figures.text import literal, literals
@@ -39,8 +40,11 @@ def plot_bool_matrix(
     true_text: str = "True",
     false_text: str = "False",
     height: int | None = None,
+    width_px: float = NOMINAL_WIDTH_PX,
 ) -> go.Figure:
-    """A boolean (rows, cols) mask: blue = True (may attend), light grey = False; text literal."""
+    """A boolean (rows, cols) mask: blue = True (may attend), light grey = False; the words
+    in the cells where a cell of a chart `width_px` wide holds them (`figures.layout`);
+    text literal."""
     shown_title = literal(title)
     m = np.asarray(mask, dtype=bool)
     if m.ndim != 2 or m.size == 0:
@@ -48,18 +52,24 @@ def plot_bool_matrix(
     rows, cols = m.shape
     # escaped before they are spread over the cells: two strings, not rows × cols
     words = np.where(m, literal(true_text), literal(false_text))  # (rows, cols) hover, cells
-    show_text = cols <= 16 and rows <= CELL_TEXT_MAX * 2
+    height = height or max(160, min(700, 110 + 34 * rows))
+    top_px = 110 if title else 70
+    cell_w = (width_px - tick_plan(row_labels, 28.0 * rows).margin_px - 20) / cols
+    cell_h = (height - top_px - 10) / rows
+    widest = max((true_text, false_text), key=lambda word: text_px(word, 1.0))
+    font_px = cell_number_px(cell_w, cell_h, widest=widest) if rows <= CELL_TEXT_MAX * 2 else 0
     return matrix_figure(
         m.astype(np.float32),
         literals(col_labels),
         literals(row_labels),
         title=shown_title,
-        height=height or max(160, min(700, 110 + 34 * rows)),
-        top_px=110 if title else 70,
-        cell_text="%{text}" if show_text else None,
+        height=height,
+        top_px=top_px,
+        cell_text="%{text}" if font_px else None,
+        cell_font_px=font_px,
         gaps=True,
         axes={"square": False, "top": True, "tickangle": tick_angle(cols)},
-        text=words if show_text else None,
+        text=words if font_px else None,
         zmin=0.0,
         zmax=1.0,
         colorscale=[
@@ -82,9 +92,11 @@ def plot_padded_weights(
     title: str = "",
     padded_text: str = "",
     height: int | None = None,
+    width_px: float = NOMINAL_WIDTH_PX,
 ) -> go.Figure:
     """(n, n) weights of one padded sentence; rows of padded queries are covered in grey
     (they are computed, but nothing reads them). The data underneath is unchanged.
+    `width_px` and `height`: the room the chart gets (numbers only in cells that hold them).
 
     Labels and title are escaped by `plot_matrix`; only `padded_text` is escaped here."""
     w = np.asarray(weights, dtype=np.float32)
@@ -99,6 +111,7 @@ def plot_padded_weights(
         zmin=0.0,
         zmax=1.0,
         height=height or figure_height(n),
+        width_px=width_px,
     )
     if n == 0:
         return fig

@@ -16,10 +16,14 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_core.figures.layout import (
-    CELL_NUMBER_PX,
+    CELL_FONT_MIN_PX,
+    MATRIX_TITLE_PX,
+    MIN_WIDTH_META,
     NOMINAL_WIDTH_PX,
     _unescape,
     axis_ticks,
+    cell_number_px,
+    matrix_title,
     tick_plan,
 )
 from attention_core.figures.style import FONT, matrix_axes
@@ -47,10 +51,11 @@ def plot_matrix(
 ) -> go.Figure:
     """Any labelled matrix (Q, K, V, scores, differences) as one heatmap; rows top-down.
 
-    Labelled by the rule of `figures.layout` for a chart `width_px` wide: tick labels that
-    fit, numbers in the cells only where a cell holds them (`text=None`; hover keeps them),
-    and a matrix of tokens against the same tokens (n × n) drawn with square cells.
-    Labels and title are drawn literally (escaped once here).
+    Labelled by the rule of `figures.layout` for a chart `width_px` wide (and `height`
+    tall, when given): tick labels that fit, numbers in the cells only where a cell holds
+    them, in type that grows with the cell (`text=None`; hover keeps them), the title
+    above the column labels, and a matrix of tokens against the same tokens (n × n) drawn
+    with square cells. Labels and title are drawn literally (escaped once here).
     """
     shown_title = literal(title)
     m = np.asarray(matrix, dtype=np.float32)
@@ -58,7 +63,7 @@ def plot_matrix(
         return go.Figure(layout={"height": 120, "title": {"text": shown_title}})
     rows, cols = m.shape
     square = rows == cols and list(row_labels) == list(col_labels)
-    top_px = 60 if title else 30
+    top_px = MATRIX_TITLE_PX if title else 30
     y_margin = tick_plan(row_labels, 28.0 * rows).margin_px
     plot_w = max(60.0, width_px - y_margin - COLORBAR_PX)
     cell_w = plot_w / cols
@@ -67,18 +72,26 @@ def plot_matrix(
     else:
         cell_h = (min(640, max(220, 40 + 28 * rows)) - top_px - 10) / rows
     x_plan = tick_plan(col_labels, cell_w * cols)
+    band_px = x_plan.band_px if x_plan.shown else 0
     if height is None:
         height = int(top_px + x_plan.band_px + cell_h * rows + 10) if square else None
         height = height or max(220, min(640, 40 + 28 * rows))
-    show_text = (cell_w >= CELL_NUMBER_PX and cell_h >= 16) if text is None else text
+    else:  # the caller's height: the cells get what is left of it
+        cell_h = max(1.0, (height - top_px - band_px - 10) / rows)
+        if square:
+            cell_w = cell_h = min(cell_w, cell_h)
+    font_px = cell_number_px(cell_w, cell_h, widest=_widest_number(m))
+    if text is not None:  # the caller decides
+        font_px = max(font_px, CELL_FONT_MIN_PX) if text else 0
     fig = matrix_figure(
         m,
         literals(col_labels),
         literals(row_labels),
         title=shown_title,
         height=height,
-        top_px=top_px + (x_plan.band_px if x_plan.shown else 0),
-        cell_text="%{z:.2f}" if show_text else None,
+        top_px=top_px + band_px,
+        cell_text="%{z:.2f}" if font_px else None,
+        cell_font_px=font_px,
         axes={"square": square, "top": True},
         colorscale=colorscale,
         zmid=zmid if zmin is None and zmax is None else None,
@@ -90,6 +103,14 @@ def plot_matrix(
     return fig
 
 
+def _widest_number(m: np.ndarray) -> str:
+    """The widest of the matrix's numbers as its cells write them ("%{z:.2f}")."""
+    finite = m[np.isfinite(m)]
+    if finite.size == 0:
+        return "0.00"
+    return max(f"{float(finite.min()):.2f}", f"{float(finite.max()):.2f}", key=len)
+
+
 def matrix_figure(
     z: np.ndarray,
     x: Sequence[str],
@@ -99,6 +120,7 @@ def matrix_figure(
     height: int,
     top_px: int,
     cell_text: str | None = None,
+    cell_font_px: int = CELL_FONT_MIN_PX,
     gaps: bool | None = None,
     axes: Mapping[str, Any] | None = None,
     width_px: float = NOMINAL_WIDTH_PX,
@@ -110,19 +132,20 @@ def matrix_figure(
     of `figures.layout` for a chart `width_px` wide (callers with ticks of their own, like
     the model view, set them afterwards).
 
-    `x`, `y` and `title` come escaped (`literal`). `cell_text` is the texttemplate written
-    into every cell (None: none); cells are parted by 1 px gaps where they carry text,
-    unless `gaps` says otherwise. `heatmap` holds the rest of the go.Heatmap: colour
-    scale and limits, hover, colour bar, custom data.
+    `x`, `y` and `title` come escaped (`literal`); the title sits at the top, above
+    column labels drawn on top (`layout.matrix_title`). `cell_text` is the texttemplate
+    written into every cell (None: none) in `cell_font_px` type; cells are parted by 1 px
+    gaps where they carry text, unless `gaps` says otherwise. `heatmap` holds the rest of
+    the go.Heatmap: colour scale and limits, hover, colour bar, custom data.
     """
     gap = int(bool(cell_text) if gaps is None else gaps)
     trace = go.Heatmap(z=z, x=x, y=y, xgap=gap, ygap=gap, **heatmap)
     if cell_text:
-        trace.update(texttemplate=cell_text, textfont={"size": 10})
+        trace.update(texttemplate=cell_text, textfont={"size": cell_font_px})
     fig = go.Figure(trace)
     matrix_axes(fig, **(axes or {}))
     fig.update_layout(
-        title={"text": title},
+        title=matrix_title(title),
         height=height,
         margin={"l": 10, "r": 10, "t": top_px, "b": 10},
         font=FONT,
@@ -135,4 +158,6 @@ def matrix_figure(
         x_len = y_len = min(x_len, y_len)
     fig.update_xaxes(**axis_ticks(tick_plan(raw_x, x_len), list(x), "x"))
     fig.update_yaxes(**axis_ticks(tick_plan(raw_y, y_len), list(y), "y"))
+    if cell_text:  # its cells hold their text at this width: a phone scrolls, never squeezes
+        fig.update_layout(meta={MIN_WIDTH_META: round(width_px)})
     return fig

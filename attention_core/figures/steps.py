@@ -118,13 +118,12 @@ def plot_step_matrix(
     title: str = "",
     **options: object,
 ) -> go.Figure:
-    """`plot_matrix` with room between the title and the column labels (drawn on top).
+    """A step's matrix: `plot_matrix`, whose title sits above the column labels (drawn
+    on top), upright or flat, in the band `figures.layout` keeps for it.
 
     Raw labels and title: `plot_matrix` escapes them.
     """
-    fig = plot_matrix(matrix, row_labels, col_labels, title=title, **options)
-    fig.update_layout(margin={"t": 100 if title else 60})
-    return fig
+    return plot_matrix(matrix, row_labels, col_labels, title=title, **options)
 
 
 def outline_cells(
