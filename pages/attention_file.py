@@ -13,7 +13,7 @@ import streamlit as st
 
 from attention_core.attention_file import FORMATS, MAX_FILE_BYTES, AttentionFileError
 from attention_core.figures.compare import model_view, plot_model_view, without_cramped_text
-from attention_core.figures.heads import RELATIVE_MAX, head_grid, plot_heads
+from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.figures.lens import head_view_data
 from attention_core.lens import FLOW_MAX_TOKENS, rollout
 from attention_core.tokenize import token_labels
@@ -32,6 +32,7 @@ from ui.common import (
 )
 from ui.headview import show_head_view
 from ui.maps import show_flow, show_rollout
+from ui.scale_notes import scale_caption
 
 state = st.session_state
 VIEWS = ("model", "layer", "rollout", "flow", "head")
@@ -96,6 +97,7 @@ if view == "model":
     scale = colour_scale_choice()  # the landing page's choice, kept across pages and in the URL
     grid = model_view(weights, labels, layer_title=layer_name, head_title=head_name)
     st.caption(tr("pretrained_model_view_caption", layers=L, heads=H))
+    st.caption(scale_caption(scale, n, one_axis=True))
     if grid.block > 1:
         st.caption(tr("pretrained_thumbs_note", n=n, block=grid.block))
     show_chart(
@@ -108,7 +110,7 @@ elif view == "layer":
     layer = choose(st.select_slider, tr("pretrained_layer_label"), range(L), key="file_layer")
     scale = colour_scale_choice()
     st.caption(tr("pretrained_layer_caption", layer=layer, heads=H, n=n))
-    st.caption(tr(f"scale_caption_{scale}", n=n, uniform=1 / n, top=RELATIVE_MAX / n))
+    st.caption(scale_caption(scale, n))
     figure = plot_heads(
         head_grid(weights[layer], labels, head_title=head_name),  # (H, n, n)
         scale=scale,

@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import streamlit as st
 
-from attention_core.figures.heads import plot_matrix
+from attention_core.figures.heads import head_grid, plot_heads, plot_matrix
+from attention_core.figures.style import HALF_WIDTH_PX
 from attention_core.limits import EXACT
 from attention_core.positions import (
     permutation,
@@ -15,8 +16,9 @@ from attention_core.positions import (
 )
 from ui.cache import permutation_result
 from ui.charts import show_chart
-from ui.common import analysis_or_stop, choose, entry_guard, md_escape, tr
+from ui.common import analysis_or_stop, choose, colour_scale_choice, entry_guard, md_escape, tr
 from ui.reader import untrained_lesson
+from ui.scale_notes import scale_caption
 
 state = st.session_state
 VIEWS = ("both", "plain", "positional")
@@ -86,6 +88,8 @@ view = choose(
 )
 
 # --- original vs shuffled, without and with positions -------------------------------------
+scale = colour_scale_choice()  # shared with the other pages' heads, and kept in the URL
+st.caption(scale_caption(scale, n))
 for mode in ("plain", "positional"):
     if view not in (None, "both", mode):
         continue
@@ -98,7 +102,12 @@ for mode in ("plain", "positional"):
     ):
         column.markdown(f"**{title}**")
         show_chart(
-            plot_matrix(matrix, axis, axis, colorscale="Blues", zmid=None, zmin=0.0, zmax=1.0),
+            plot_heads(
+                head_grid(matrix, axis, head_title=""),
+                scale=scale,
+                colorbar_title=tr(f"scale_bar_{scale}"),
+                width_px=HALF_WIDTH_PX,
+            ),
             key=f"positions_{mode}_{'original' if axis is labels else 'shuffled'}",
             where=column,
         )

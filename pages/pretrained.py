@@ -26,7 +26,7 @@ from attention_core.compare import (
 )
 from attention_core.export import download_name
 from attention_core.figures.compare import model_view, plot_model_view, without_cramped_text
-from attention_core.figures.heads import RELATIVE_MAX, head_grid, plot_heads
+from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.figures.lens import plot_attention_matrix
 from attention_core.figures.style import HALF_WIDTH_PX
 from attention_core.pretrained import MAX_GENERATE
@@ -45,6 +45,7 @@ from ui.common import (
     tr,
 )
 from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop, unknown_warning
+from ui.scale_notes import scale_caption
 
 state = st.session_state
 VIEWS = ("model", "layer", "contrast")
@@ -177,6 +178,7 @@ if view == "model":
     )
     scale = colour_scale_choice()  # the landing page's choice, kept across pages and in the URL
     st.caption(tr("pretrained_model_view_caption", layers=L, heads=H))
+    st.caption(scale_caption(scale, len(labels), one_axis=True))
     if grid.block > 1:
         st.caption(tr("pretrained_thumbs_note", n=len(labels), block=grid.block))
     show_chart(
@@ -189,7 +191,7 @@ elif view == "layer":
     scale = colour_scale_choice()  # the landing page's choice, kept across pages and in the URL
     n = len(labels)
     st.caption(tr("pretrained_layer_caption", layer=layer, heads=H, n=n))
-    st.caption(tr(f"scale_caption_{scale}", n=n, uniform=1 / n, top=RELATIVE_MAX / n))
+    st.caption(scale_caption(scale, n))
     show_chart(
         without_cramped_text(
             plot_heads(
