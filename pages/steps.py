@@ -140,7 +140,9 @@ def step_project() -> None:
             tr("steps_proj_label"),
             ["q", "k", "v"],
             key="steps_proj",
+            default="q",
             format_func=str.upper,
+            required=True,
         )
         which = which or "q"
         title = tr(f"steps_{which}_title")
