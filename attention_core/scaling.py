@@ -85,7 +85,8 @@ def _peakedness(logits: np.ndarray) -> tuple[float, float]:
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(p > 0, -p * np.log(p), 0.0)  # 0·log 0 = 0
     entropy = terms.sum(-1) / math.log(p.shape[-1])  # (S,)
-    return float(entropy.mean()), float(p.max(-1).mean())
+    # ≥ 0, and +0.0 for one-hot rows (-1·log 1 = -0.0, which prints as "-0.00")
+    return float(np.maximum(entropy.mean(), 0.0)), float(p.max(-1).mean())
 
 
 def _check(dims: Sequence[int], n_keys: int, n_samples: int, temperature: float) -> list[int]:

@@ -101,7 +101,8 @@ def head_stats(weights: np.ndarray) -> list[HeadStats]:
     idx = np.arange(n)
     dist = np.abs(idx[:, None] - idx[None, :]).astype(w.dtype)  # (n, n): |i - j|
     logs = np.log(np.where(w > 0, w, 1))  # (H, n, n); 0 where a weight is 0
-    entropy = -(w * logs).sum(-1, dtype=f64).mean(-1) / norm  # (H,)
+    # ≥ 0, and +0.0 for one-hot rows (Σ 1·log 1 = 0, negated: -0.0, printed "-0.00")
+    entropy = np.maximum(-(w * logs).sum(-1, dtype=f64).mean(-1) / norm, 0.0)  # (H,)
     row_max = w.max(-1)  # (H, n)
     max_weight = row_max.mean(-1, dtype=f64)  # (H,)
     peak = row_max.max(-1)  # (H,)
