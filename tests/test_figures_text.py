@@ -353,7 +353,8 @@ def test_plot_similarity_and_stat_bars_names_in_order():
     )
     spec = _spec(plot_stat_bars([0.1, 0.2, 0.3], names, order=[1, 2, 0], axis_title="<i>e</i>"))
     assert shown_text(spec["data"][0]["x"]) == [names[i] for i in (1, 2, 0)]
-    assert shown_text([spec["layout"]["yaxis"]["title"]["text"]]) == ["<i>e</i>"]
+    # the axis title written across, above the axis (figures.style.y_title_above)
+    assert shown_text([a["text"] for a in spec["layout"]["annotations"]]) == ["<i>e</i>"]
 
 
 def test_plot_curves_keeps_its_bold_and_escapes_the_title_inside():

@@ -29,7 +29,7 @@ import plotly.graph_objects as go
 from attention_core.compare import diverging_limit
 from attention_core.figures.matrix import matrix_figure
 from attention_core.figures.scales import ColourScale, colour_bar, colour_scale
-from attention_core.figures.style import FONT, tick_angle
+from attention_core.figures.style import FONT, Y_TITLE_PX, tick_angle, y_title_above
 from attention_core.figures.text import literal, literals
 
 __all__ = [
@@ -358,6 +358,7 @@ def plot_stat_bars(
 
     `y_range`: the statistic's whole range (0…1 for entropy and the weight shares), so that
     heads 0.97 and 0.99 alike do not look far apart; None lets Plotly fit the data.
+    `axis_title` names the statistic above the y axis, written across (`y_title_above`).
     """
     if len(values) != len(names):
         raise ValueError(f"need one name per value: {len(values)} values, {len(names)} names")
@@ -373,11 +374,12 @@ def plot_stat_bars(
     fig.update_xaxes(type="category", tickangle=-45 if len(idx) > 8 else 0)
     if y_range is not None:
         fig.update_yaxes(range=list(y_range))
+    top = (50 if title else 20) + (Y_TITLE_PX if axis_title else 0)
     fig.update_layout(
         title={"text": literal(title)},
-        yaxis_title=literal(axis_title),
-        height=320,
-        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        annotations=[y_title_above(literal(axis_title))] if axis_title else [],
+        height=320 + (Y_TITLE_PX if axis_title else 0),
+        margin={"l": 10, "r": 10, "t": top, "b": 10},
         font=FONT,
     )
     return fig

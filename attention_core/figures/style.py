@@ -14,8 +14,10 @@ __all__ = [
     "HALF_WIDTH_PX",
     "TEMPLATE",
     "THIRD_WIDTH_PX",
+    "Y_TITLE_PX",
     "matrix_axes",
     "tick_angle",
+    "y_title_above",
 ]
 
 # Noto Sans CJK first: Traditional and Simplified glyphs of the same font as the Latin text
@@ -46,6 +48,27 @@ TEMPLATE = go.layout.Template(
         "legend": {"bgcolor": "rgba(0,0,0,0)"},
     }
 )
+
+
+Y_TITLE_PX = 24  # room a y axis title written above the plot takes
+
+
+def y_title_above(text: str) -> dict[str, object]:
+    """A y axis title as an annotation written across, above the plot's top left corner
+    (`text` escaped): Plotly turns a y axis title on its side, and a Chinese title (熵)
+    then reads as characters lying down. The figure keeps Y_TITLE_PX at the top for it."""
+    return {
+        "text": text,
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0,
+        "y": 1,
+        "xanchor": "left",
+        "yanchor": "bottom",
+        "yshift": 4,
+        "showarrow": False,
+        "font": {"size": 13},
+    }
 
 
 def tick_angle(count: int) -> int:
