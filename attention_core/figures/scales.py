@@ -9,6 +9,7 @@ head grid (`figures.heads.plot_heads`) and the model view (`figures.compare`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ __all__ = [
     "colour_bar",
     "colour_scale",
     "colour_stops",
+    "round_ticks",
 ]
 
 COLORSCALE = "Blues"
@@ -86,9 +88,23 @@ def colour_scale(
         return ColourScale(kind, COLORSCALE, limits, [0.0, top / 2, top], ["0", "50 %", "100 %"])
     if kind not in SCALES:
         raise ValueError(f"unknown colour scale {kind!r}; choose one of {', '.join(SCALES)}")
-    step = (zmax - zmin) / 4
-    ticks = [zmin + i * step for i in range(5)]
+    ticks = round_ticks(zmin, zmax)
     return ColourScale("absolute", COLORSCALE, [(zmin, zmax)] * P, ticks, [f"{t:g}" for t in ticks])
+
+
+def round_ticks(low: float, high: float, count: int = 4) -> list[float]:
+    """Colour bar ticks from `low` to `high` at a round step (1, 2, 2.5 or 5 × 10^k) giving
+    about `count` intervals: 0 … 1 → 0, 0.25, …, 1; 0 … 17.75 (a lens norm) → 0, 5, 10, 15,
+    never "4.43753"."""
+    span = high - low
+    if not (math.isfinite(span) and span > 0):
+        return [low]
+    power = 10.0 ** math.floor(math.log10(span / count))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= span / count * (1 - 1e-9))
+    digits = max(0, 2 - math.floor(math.log10(step)))  # enough for 0.25, none lost for 5
+    first = math.ceil(low / step - 1e-9)
+    last = math.floor(high / step + 1e-9)
+    return [round(i * step, digits) + 0.0 for i in range(first, last + 1)]
 
 
 def colour_stops(colorscale: str | Sequence[Any]) -> Sequence[Any]:
