@@ -107,7 +107,9 @@ view = RunView(
     detector=detector_slot,
     named=named_slot,
     replay=replay_box,
+    scrubber=replay_box.empty(),
     heads=heads_slot,
+    answers=st.empty(),
 )
 
 # --- while it trains: one snapshot at a time, then the page again ------------------------------
@@ -119,7 +121,7 @@ number = remember(run)  # for Step by step and the Quiz (ui.trained)
 show_outcome(run, view)
 replay = replay_controls(run, view)
 shown = show_replay(run, view, replay, scale)
-answers_table(run, shown)
+answers_table(run, shown, where=view.answers)
 head_stats(run)
 
 # --- which heads the model needs: each knocked out alone, on held-out sequences ----------------

@@ -1,9 +1,11 @@
 """The train page's replay of a finished run: the step scrubber, Play/Pause, before/after.
 
 Playback shows the recorded snapshots again, one frame at a time, spread over the pace's
-time like the live run. Pause stops on the step shown (`PLAY_AT`); a playback that ends
-leaves the scrubber where it stopped (`REPLAY_NEXT`, set before the scrubber is drawn on
-the next run, since a widget's value cannot change once it is drawn).
+time like the live run; every frame moves the scrubber and the answers table with the
+curves and heads, so everything on screen speaks of the same step. Pause stops on the
+step shown (`PLAY_AT`); a playback that ends leaves the scrubber where it stopped
+(`REPLAY_NEXT`, set before the scrubber is drawn on the next run, since a widget's value
+cannot change once it is drawn).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ui.common import choose, tr
 from ui.slots import place_released
 from ui.train_figures import heads_figure
 from ui.train_run import RunView, current_run, draw_frame, train_button
+from ui.train_tables import answers_table
 
 __all__ = ["Replay", "play", "replay_controls", "show_replay"]
 
@@ -69,7 +72,7 @@ def replay_controls(run: LiveRun, view: RunView) -> Replay:
         return Replay(steps[0], playing, before_after=False)
     with view.replay:
         step = choose(
-            st.select_slider,
+            view.scrubber.select_slider,
             tr("train_replay_label"),
             steps,
             key="train_replay",
@@ -113,6 +116,20 @@ def show_replay(run: LiveRun, view: RunView, replay: Replay, scale: str) -> Snap
     return run.snapshot_at(replay.step)
 
 
+def _scrubber_at(view: RunView, steps: list[int], step: int, index: int) -> None:
+    """The scrubber during playback, at the step of the frame shown: the widget itself
+    cannot move once drawn, so a disabled copy (labels are step numbers, the same in
+    every language; it never sends a value back) takes its place, frame by frame."""
+    view.scrubber.select_slider(
+        tr("train_replay_label"),
+        steps,
+        value=step,
+        key=f"train_replay_at_{index}",
+        help=tr("train_replay_help"),
+        disabled=True,
+    )
+
+
 def play(run: LiveRun, view: RunView, replay: Replay, scale: str, pace: str) -> NoReturn:
     """Playback: the snapshots after the chosen step, one frame at a time, the whole run
     in the pace's time; then the page again, the scrubber where playback stopped."""
@@ -124,6 +141,8 @@ def play(run: LiveRun, view: RunView, replay: Replay, scale: str, pace: str) -> 
         snap = run.snapshots[index]
         state[PLAY_AT] = snap.step
         draw_frame(run, view, index, scale, keys=f"train_play_{{}}_{index}", marker=snap.step)
+        _scrubber_at(view, steps, snap.step, index)
+        answers_table(run, snap, where=view.answers, key=f"train_answers_{index}")
     state[PLAY] = False
     state[REPLAY_NEXT] = state.pop(PLAY_AT, steps[-1])
     st.rerun()

@@ -52,7 +52,9 @@ class RunView:
     detector: Any
     named: Any
     replay: Any
+    scrubber: Any  # in `replay`: the step scrubber, which playback moves frame by frame
     heads: Any
+    answers: Any  # the model's answers at the step shown
 
 
 def current_run() -> LiveRun | None:

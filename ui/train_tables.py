@@ -6,6 +6,8 @@ module only lays them out with the page's strings.
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from attention_core.train import TASKS, Snapshot
@@ -19,9 +21,15 @@ __all__ = ["answers_table", "head_stats"]
 _TWO_DECIMALS = ("entropy", "max_weight", "diagonal", "previous", "first", "distance", "focus")
 
 
-def answers_table(run: LiveRun, shown: Snapshot) -> None:
+def answers_table(run: LiveRun, shown: Snapshot, *, where: Any, key: str = "train_answers") -> None:
     """The task's example sequence: input, right answer, the model's answer at snapshot
-    `shown`, and a mark per position; positions without an answer show a dot."""
+    `shown`, and a mark per position (positions without an answer show a dot), drawn in
+    slot `where` (playback redraws it with every frame, under a `key` of its own)."""
+    with where.container():
+        _answers(run, shown, key)
+
+
+def _answers(run: LiveRun, shown: Snapshot, key: str) -> None:
     rc = run.config
     table = example_table(rc, shown.predictions)
     has_answer = [a >= 0 for a in table["answer"]]  # induction: a first occurrence has none
@@ -49,7 +57,7 @@ def answers_table(run: LiveRun, shown: Snapshot) -> None:
         ("✓" if r else "✗") if a else "·" for r, a in zip(table["right"], has_answer, strict=True)
     ]
     rows.append({"": tr("train_row_right"), **{str(i): m for i, m in enumerate(marks)}})
-    st.dataframe(rows, hide_index=True, key="train_answers")
+    st.dataframe(rows, hide_index=True, key=key)
     if TASKS[rc.task].output == "position":
         st.caption(tr("train_answers_positions"))
     if not all(has_answer):
