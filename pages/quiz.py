@@ -156,14 +156,18 @@ if session is not None:
     heads = [head_layer(config, h) for h in range(len(session.weights))]
     sources = [QuizSource(f"session:{session.number}", session.weights, session.labels, heads)]
 
-# a new sentence, model or choice of sources mid-round: the old guess no longer fits
+# a new sentence, model or choice of sources mid-round: the old guess no longer fits. The
+# message says which changed; other sources are another quiz, which starts at round 1
 context = (
     tuple(sorted((k, v) for k, v in settings.to_query_params().items() if k != "lang")),
-    tuple(kinds),
-    session.number if session is not None else None,
+    (tuple(sorted(kinds)), session.number if session is not None else None),
 )
-if state.get("quiz_context") != context:
-    if state.get("quiz_context") is not None:
+before = state.get("quiz_context")
+if before != context:
+    if before is not None and before[1] != context[1]:
+        st.info(tr("quiz_sources_changed"))
+        state["quiz_round_no"] = 0
+    elif before is not None:
         st.info(tr("quiz_settings_changed"))
     state["quiz_context"] = context
     state["quiz_revealed"] = False
