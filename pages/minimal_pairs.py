@@ -30,8 +30,14 @@ st.caption(tr("pairs_intro"))
 
 name = state.get(MODEL_STATE, "").strip()
 left, right = st.columns(2)
-text_a = left.text_input(tr("pairs_a_label"), seeded("pairs_a", EXAMPLE_A), key="pairs_a")
-text_b = right.text_input(tr("pairs_b_label"), seeded("pairs_b", EXAMPLE_B), key="pairs_b")
+# persist_state: the typed pair (and the token, layer, head below) outlive a visit to
+# another page, as the hand-made matrix does
+text_a = left.text_input(
+    tr("pairs_a_label"), seeded("pairs_a", EXAMPLE_A), key="pairs_a", persist_state="session"
+)
+text_b = right.text_input(
+    tr("pairs_b_label"), seeded("pairs_b", EXAMPLE_B), key="pairs_b", persist_state="session"
+)
 if not text_a.strip() or not text_b.strip():
     st.info(tr("pairs_empty"))
     st.stop()
@@ -58,6 +64,7 @@ query = choose(
     key="pairs_query",
     format_func=labels_a.__getitem__,
     help=tr("pairs_token_help"),
+    persist_state="session",
 )
 change = row_change(a.attentions, a.tokens, b.attentions, b.tokens, query)
 if change is None:
@@ -84,8 +91,20 @@ show_chart(
 c1, c2 = st.columns(2)
 if "pairs_layer" not in state:
     state["pairs_layer"], state["pairs_head"] = ranking[0]
-layer = choose(c1.selectbox, tr("lens_layer_label"), range(model.num_layers), key="pairs_layer")
-head = choose(c2.selectbox, tr("lens_head_label"), range(model.num_heads), key="pairs_head")
+layer = choose(
+    c1.selectbox,
+    tr("lens_layer_label"),
+    range(model.num_layers),
+    key="pairs_layer",
+    persist_state="session",
+)
+head = choose(
+    c2.selectbox,
+    tr("lens_head_label"),
+    range(model.num_heads),
+    key="pairs_head",
+    persist_state="session",
+)
 shared = [f"{i}:{a.tokens[i]}" for i, _ in change.pairs]
 st.caption(tr("pairs_rows_caption", layer=layer, head=head, token=md_escape(a.tokens[query])))
 show_chart(
