@@ -62,6 +62,7 @@ __all__ = [
     "USER_DICT_PATH",
     "Token",
     "contains_cjk",
+    "manual_without_separator",
     "token_labels",
     "tokenize",
     "warm_up",
@@ -200,6 +201,12 @@ def _word_spans(text: str, lo: int = 0, hi: int | None = None) -> list[tuple[int
             spans.append((start, end))
         in_word = is_word
     return spans
+
+
+def manual_without_separator(text: str, mode: str) -> bool:
+    """Whether `mode` is "manual" and `text` holds no "|" but more than one character that
+    is not blank: it is then read as one token, most likely not what its writer meant."""
+    return mode == "manual" and "|" not in text and sum(not _is_blank(c) for c in text) > 1
 
 
 def _manual_spans(text: str) -> list[tuple[int, int]]:
