@@ -160,11 +160,13 @@ def _fitting_chars(text: str, width_px: float, font_px: float) -> int:
 
 def matrix_title(text: str) -> dict[str, Any]:
     """A single matrix's title (`text` escaped): at the top of the figure, in the
-    MATRIX_TITLE_PX band above the column labels, however tall the labels' band is."""
+    MATRIX_TITLE_PX band above the column labels, however tall the labels' band is, and
+    from the matrix's left edge (a phone scrolling a wide chart sideways sees it whole)."""
     return {
         "text": text,
-        "x": 0.5,
-        "xanchor": "center",
+        "x": 0,
+        "xref": "paper",
+        "xanchor": "left",
         "y": 1.0,
         "yref": "container",
         "yanchor": "top",
