@@ -3,6 +3,7 @@
     common      language, settings, option widgets that keep their values, safe text
     cache       every Streamlit cache, keyed on plain values
     charts      every chart, drawn with one config (figure_json: Plotly JSON)
+    scale_notes what a heatmap's colours mean under the chosen colour scale
     models      the pretrained model, loaded and run, or a clear message
     headview    the BertViz-style head view
     trained     this session's finished training runs, for the lessons
