@@ -12,6 +12,7 @@ import asyncio
 import gzip
 import importlib.util
 import mimetypes
+import threading
 import urllib.request
 from pathlib import Path
 
@@ -57,7 +58,10 @@ def _call(
     async def send(message: dict) -> None:
         sent.append(message)
 
-    asyncio.run(app(scope, receive, send))
+    # in a thread of its own: a browser test's Playwright may hold this thread's event loop
+    worker = threading.Thread(target=asyncio.run, args=(app(scope, receive, send),))
+    worker.start()
+    worker.join(timeout=30)
     start, body = sent[0], b"".join(m.get("body", b"") for m in sent[1:])
     return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, body
 

@@ -58,7 +58,7 @@ STREAMLIT_STATIC = Path(streamlit.__file__).resolve().parent / "static" / "stati
 # ui/charts.py serves plotly.js through a components-v1 route of this name
 PLOTLY_ROUTE = "/component/ui.charts.plotly_js/"
 IMMUTABLE = b"public, immutable, max-age=31536000"  # what Streamlit sends for hashed files
-_GZIP_MIN = 1024
+GZIP_MIN = 1024
 _NOT_COMPRESSED = {".woff2", ".woff", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".ico"}
 # While the warm-up run imports torch the event loop waits for the interpreter lock at
 # each switch; a shorter switch interval keeps the first browser's file requests flowing.
@@ -77,7 +77,7 @@ class Asset:
     @classmethod
     def read(cls, path: Path) -> Asset:
         plain = path.read_bytes()
-        squeeze = len(plain) >= _GZIP_MIN and path.suffix.lower() not in _NOT_COMPRESSED
+        squeeze = len(plain) >= GZIP_MIN and path.suffix.lower() not in _NOT_COMPRESSED
         gzipped = gzip.compress(plain, compresslevel=9, mtime=0) if squeeze else None
         if gzipped is not None and len(gzipped) >= len(plain):
             gzipped = None
