@@ -77,8 +77,16 @@ def main() -> None:
                     state[key] = getattr(state["_settings"], key)
 
         def _fit_heads() -> None:
-            """Keep num_heads a divisor of embed_dim when embed_dim changes."""
-            state["num_heads"] = nearest_heads(state["embed_dim"], state["num_heads"])
+            """Keep num_heads a divisor of embed_dim when embed_dim changes; the count the
+            user chose comes back as soon as it divides embed_dim again (16 → 17 → 16 keeps
+            4 heads, not the 1 head 17 forced)."""
+            wanted = state.setdefault("_chosen_heads", state["num_heads"])
+            state["num_heads"] = nearest_heads(state["embed_dim"], wanted)
+            state["_heads_forced"] = wanted if state["num_heads"] != wanted else None
+
+        def _choose_heads() -> None:
+            state["_chosen_heads"] = state["num_heads"]
+            state["_heads_forced"] = None
 
         def _use_example() -> None:
             if state.get("example"):
@@ -203,7 +211,17 @@ def main() -> None:
                     key="num_heads",
                     disabled=state["attention"] == "single",
                     help=tr("num_heads_help", head_dim=state["embed_dim"] // state["num_heads"]),
+                    on_change=_choose_heads,
                 )
+                if state.get("_heads_forced"):  # said, so a changed head count is no surprise
+                    st.caption(
+                        tr(
+                            "heads_forced",
+                            wanted=state["_heads_forced"],
+                            embed_dim=state["embed_dim"],
+                            heads=state["num_heads"],
+                        )
+                    )
                 st.number_input(
                     tr("seed_label"),
                     0,

@@ -158,6 +158,35 @@ def test_changing_embed_dim_keeps_heads_valid():
     assert at.query_params["embed_dim"] in ("6", ["6"])
 
 
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+@pytest.mark.parametrize(
+    ("start", "via", "forced"), [((16, 4), 17, 1), ((32, 4), 33, 3), ((24, 8), 20, 10)]
+)
+def test_the_chosen_head_count_comes_back_when_embed_dim_allows(start, via, forced, lang):
+    """Issue 27, item 2: 16/4 → 17 gave 1 head and back to 16 kept 1; now the chosen 4
+    come back, and the sidebar says why the count changed in between."""
+    dim, heads = start
+    at = run_app({**EXAMPLE, "embed_dim": str(dim), "num_heads": str(heads), "lang": lang})
+    at.number_input(key="embed_dim").set_value(via).run()
+    assert at.session_state["num_heads"] == forced
+    said = [c.value for c in at.sidebar.caption]
+    wanted = catalog()["heads_forced"][lang].format(wanted=heads, embed_dim=via, heads=forced)
+    assert wanted in said
+    at.number_input(key="embed_dim").set_value(dim).run()
+    assert not at.exception
+    assert at.session_state["num_heads"] == heads
+    assert wanted not in [c.value for c in at.sidebar.caption]
+
+
+def test_a_head_count_chosen_on_the_slider_is_the_one_that_comes_back():
+    at = run_app({**EXAMPLE, "embed_dim": "16", "num_heads": "4"})
+    at.select_slider(key="num_heads").set_value(8).run()
+    at.number_input(key="embed_dim").set_value(12).run()  # 8 does not divide 12: 6 for now
+    assert at.session_state["num_heads"] == 6
+    at.number_input(key="embed_dim").set_value(16).run()
+    assert at.session_state["num_heads"] == 8
+
+
 @pytest.mark.parametrize("text", ["", "   \n ", "|||", "！？。"])
 def test_empty_or_tokenless_text_gives_a_prompt_not_an_error(text):
     at = run_app({"text": text, "tokenizer": "manual" if text == "|||" else "auto"})
@@ -356,3 +385,22 @@ def test_links_to_training_and_the_hand_made_matrix_and_back(page):
     at.run()
     assert at.sidebar.text_area(key="text").value == "中和有一個永和路"
     assert len(heatmaps(at)) == 2
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_a_manual_text_without_bars_says_why_it_is_one_token(lang):
+    """Issue 27, item 11: the manual tokenizer without "|" gave one token and no hint."""
+    hint = catalog()["manual_no_separator"][lang]
+    at = run_app({"text": "hello world", "tokenizer": "manual", "lang": lang})
+    assert not at.exception and hint in [box.value for box in at.info]
+    at = run_app({"text": "hello | world", "tokenizer": "manual", "lang": lang})
+    assert hint not in [box.value for box in at.info]
+
+
+def test_the_picked_token_stands_out_in_its_chip_and_in_the_text():
+    """Issue 27, item 11: the selected token's highlight was very faint."""
+    at = run_app({"text": "alpha beta gamma", "tokenizer": "word"})
+    at.selectbox(key="highlight_token").set_value(1).run()
+    shown = [m.value for m in at.markdown]
+    assert any(":orange-background[**▸ 1:beta**]" in v for v in shown)
+    assert any(v == "alpha :orange-background[**beta**] gamma" for v in shown)

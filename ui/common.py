@@ -17,6 +17,7 @@ from attention_core.i18n import DEFAULT_LANG, t
 from attention_core.limits import MAX_TEXT_CHARS
 from attention_core.reader.card import ReaderError
 from attention_core.settings import KEYS, ModelSettings, Settings
+from attention_core.tokenize import manual_without_separator
 from ui.cache import cached_analysis, prepare_process
 
 if TYPE_CHECKING:  # torch-heavy modules load lazily, after the sidebar has painted
@@ -277,6 +278,8 @@ def analysis_or_stop(
     except Exception as error:  # the page must show a message, never a traceback
         st.error(tr("error_generic", error=type(error).__name__))
         st.stop()
+    if manual_without_separator(settings.text, settings.tokenizer):
+        st.info(tr("manual_no_separator"))  # one token: the student most likely forgot "|"
     if len(result.tokens) < min_tokens:
         st.info(tr("no_tokens", tokenizer=tr(f"tokenizer_{settings.tokenizer}")))
         st.stop()
@@ -302,7 +305,9 @@ def reader_unknown_warning(tokens: Sequence[Token], unknown: Sequence[int]) -> N
 def token_chips(labels: list[str], *, highlight: int | None = None) -> None:
     """Tokens as `index:token` chips; user text is escaped, never rendered as markup."""
     chips = [
-        f":{'orange' if i == highlight else 'blue'}-background[{i}:{md_escape(label)}]"
+        f":orange-background[**▸ {i}:{md_escape(label)}**]"  # the picked one stands out
+        if i == highlight
+        else f":blue-background[{i}:{md_escape(label)}]"
         for i, label in enumerate(labels)
     ]
     st.markdown(" ".join(chips))
@@ -311,5 +316,5 @@ def token_chips(labels: list[str], *, highlight: int | None = None) -> None:
 def highlighted_text(text: str, start: int, end: int) -> None:
     """The input text with one span highlighted (where a token came from)."""
     before, span, after = text[:start], text[start:end], text[end:]
-    middle = f":orange-background[{md_escape(span)}]" if span else ""
+    middle = f":orange-background[**{md_escape(span)}**]" if span else ""
     st.markdown(md_escape(before) + middle + md_escape(after))
