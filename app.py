@@ -56,7 +56,6 @@ def main() -> None:
             layout="wide",
         )
         entry_guard()
-        import_ui_stack()
         state = st.session_state
 
         # --- first run of a session: the URL decides the settings --------------------------------
@@ -270,14 +269,15 @@ def main() -> None:
         state["_url_problems"] = []
 
         # --- navigation: one page per file in pages/ (shared code lives in ui/) -------------------
+        landing = st.Page(
+            "pages/heatmaps.py",
+            title=tr("page_heatmaps"),
+            icon=":material/grid_view:",
+            default=True,
+        )
         PAGES = {
             tr("nav_explore"): [
-                st.Page(
-                    "pages/heatmaps.py",
-                    title=tr("page_heatmaps"),
-                    icon=":material/grid_view:",
-                    default=True,
-                ),
+                landing,
                 st.Page("pages/compare.py", title=tr("page_compare"), icon=":material/compare:"),
             ],
             tr("nav_learn"): [
@@ -318,6 +318,8 @@ def main() -> None:
             {section: pages for section, pages in PAGES.items() if pages}, expanded=True
         )
         presenter_mode(page)  # ui/presenter.py: ?present=1 or the sidebar's button, on every page
+        if page is not landing:  # it draws no table: a fresh server's first heatmaps do not
+            import_ui_stack()  # wait for pandas (ui/server.py imports it after its warm-up)
         page.run()
 
 

@@ -158,7 +158,8 @@ class StreamlitTab:
         elif kind == "plotly_chart":
             update.charts.append(json.loads(element.plotly_chart.spec))
         elif kind == "bidi_component" and element.bidi_component.component_name == CHART:
-            update.charts.append(json.loads(json.loads(element.bidi_component.json)["figure"]))
+            (data,) = json.loads(element.bidi_component.json)  # ui/charts.py sends [payload]
+            update.charts.append(json.loads(data["figure"]))
         elif kind == "markdown":
             update.markdown.append(element.markdown.body)
         elif kind == "exception":

@@ -71,7 +71,7 @@ def drawn_charts(at: AppTest) -> list[DrawnChart]:
     found = []
     for element in at.get("bidi_component"):
         if element.proto.component_name == CHART_COMPONENT:
-            data = json.loads(element.proto.json)
+            (data,) = json.loads(element.proto.json)  # ui/charts.py sends [payload]
             key = element.proto.id.rsplit("-", 1)[-1]
             spec = json.loads(data["figure"])
             found.append(DrawnChart(key, spec, data["config"], len(element.proto.json)))

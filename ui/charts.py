@@ -111,7 +111,8 @@ function pixelatedPictures() {
 }
 
 export default function (component) {
-  const { data, parentElement } = component;
+  const { parentElement } = component;
+  const data = component.data[0]; // show_chart sends [payload]: see there
   pixelatedPictures();
   let plot = parentElement.querySelector(":scope > .studio-chart");
   if (!plot) {
@@ -215,8 +216,11 @@ def show_chart(
         "clicks": clicks,
     }
     events = {"on_click_change": _ignore} if clicks else {}
+    # A list, not the dict itself: Streamlit checks each value of a dict for dataframes,
+    # which imports pandas (0.35 s on a fresh server, before its first heatmaps) and runs
+    # its type checks on every chart of every rerun.
     with nullcontext() if where is st else where:
-        result = _chart(key=key, data=data, **events)
+        result = _chart(key=key, data=[data], **events)
     return getattr(result, "click", None) if clicks else None
 
 

@@ -8,7 +8,8 @@ script, pages and settings as before, with two additions for a class that arrive
 1. **Warm at start** (`lifespan`): the script runs once as soon as the server is up
    (Streamlit's own script check, the one behind `server.scriptHealthCheckEnabled`), so
    torch, jieba's dictionary and the default view are loaded while the first browser is
-   still loading its JavaScript, not after it asks for a page. deploy/ warmed its servers
+   still loading its JavaScript, not after it asks for a page; then pandas, which only
+   the pages with tables need. deploy/ warmed its servers
    from outside; a teacher's plain `streamlit run app.py` now does it by itself.
 2. **Static files from memory, compressed once** (`StaticAssets`): a phone's first visit
    asks for ~120 files (Streamlit's JavaScript, CSS and fonts, and plotly.js). Streamlit
@@ -78,7 +79,7 @@ class Asset:
     def read(cls, path: Path) -> Asset:
         plain = path.read_bytes()
         squeeze = len(plain) >= GZIP_MIN and path.suffix.lower() not in _NOT_COMPRESSED
-        gzipped = gzip.compress(plain, compresslevel=9, mtime=0) if squeeze else None
+        gzipped = gzip.compress(plain, compresslevel=6, mtime=0) if squeeze else None
         if gzipped is not None and len(gzipped) >= len(plain):
             gzipped = None
         kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
@@ -178,6 +179,10 @@ async def warm_up() -> str:
     finally:
         sys.setswitchinterval(interval)
     answer = "ok" if answers == ["ok", "ok"] else " / ".join(answers)
+    from ui.cache import import_ui_stack
+
+    await asyncio.to_thread(import_ui_stack)  # for the pages with tables (app.py skips it
+    # on the landing page, so a fresh server's first heatmaps do not wait for pandas)
     _LOG.info("%s %s (%.1f s)", WARM_UP_LOG, answer, time.perf_counter() - start)
     return answer
 

@@ -148,7 +148,8 @@ class Wire:
                 spec = element.plotly_chart.spec
             elif element.WhichOneof("type") == "bidi_component":  # ui/charts.py's charts
                 if element.bidi_component.component_name == CHART:
-                    spec = json.loads(element.bidi_component.json)["figure"]
+                    (data,) = json.loads(element.bidi_component.json)  # [payload]
+                    spec = data["figure"]
             if spec is not None:
                 traces = [t for t in json.loads(spec)["data"]]
                 xs = [list(t["x"]) for t in traces if t["type"] == "heatmap"]
