@@ -15,20 +15,28 @@ import streamlit as st
 
 from attention_core.figures.poll import plot_poll_histogram
 from attention_core.figures.steps import plot_quiz_matrix
-from attention_core.poll import ClassInfo, PollError, Question, normalise_code
+from attention_core.poll import (
+    MAX_NAME,
+    ClassInfo,
+    PollError,
+    Question,
+    name_was_cut,
+    normalise_code,
+)
 from ui.charts import show_chart
 from ui.classroom import (
     CLASS_PARAM,
     STUDENT_PARAM,
     STUDENT_REFRESH_S,
     TEACHER,
+    TEACHER_PARAM,
     TEACHER_REFRESH_S,
     guarded_callback,
     guarded_view,
     poll_store_or_stop,
     push_settings_question,
+    refusal,
     show_flash,
-    student_id,
     teacher_class,
 )
 from ui.common import entry_guard, md_escape, tr
@@ -42,17 +50,21 @@ store = poll_store_or_stop()
 st.html(
     "<style>.st-key-poll_code h1 { font-size: clamp(4rem, 14vw, 9rem) !important;"
     " letter-spacing: 0.15em; font-family: monospace; padding: 0; }"
-    ".st-key-poll_answers button { min-height: 3.2rem; }</style>"
+    ".st-key-poll_answers button { min-height: 3.2rem; }"
+    # a phone is a student's: no "open a class" section on a narrow screen
+    "@media (max-width: 640px) { .st-key-poll_teach { display: none !important; } }</style>"
 )
 
 
 # --- callbacks -------------------------------------------------------------------------
 @guarded_callback
 def _open_class() -> None:
-    state[TEACHER] = store.open_class()
-    set_share_query({CLASS_PARAM: state[TEACHER][0]})  # the presenter QR: the join link
-    st.query_params.pop(CLASS_PARAM, None)
+    code, key = state[TEACHER] = store.open_class()
+    set_share_query({CLASS_PARAM: code})  # the presenter QR: the join link, never the key
     st.query_params.pop(STUDENT_PARAM, None)
+    # the teacher's own address: another replica carries the class on from it
+    st.query_params[CLASS_PARAM] = code
+    st.query_params[TEACHER_PARAM] = key
 
 
 @guarded_callback
@@ -64,6 +76,8 @@ def _teacher_action(action: str) -> None:
         state["poll_flash"] = ("error", "poll_class_gone", {})
     if action == "close":
         state.pop(TEACHER, None)
+        st.query_params.pop(TEACHER_PARAM, None)
+        st.query_params.pop(CLASS_PARAM, None)
         set_share_query(None)
         state["poll_flash"] = ("info", "poll_closed_teacher", {"code": code})
 
@@ -74,13 +88,21 @@ def _join() -> None:
     if code is None:
         state["poll_flash"] = ("warning", "poll_bad_code", {})
         return
-    sid = student_id()
-    if store.join(code, sid, state.get("poll_join_name", "")) is None:
+    name = state.get("poll_join_name", "")
+    try:
+        info = store.join(code, str(st.query_params.get(STUDENT_PARAM, "")), name)
+    except PollError as error:  # an id of another class or edited, a full class, too fast
+        st.query_params.pop(STUDENT_PARAM, None)
+        state["poll_flash"] = refusal(error)
+        return
+    if info is None:
         state["poll_flash"] = ("warning", "poll_no_class", {"code": code})
         return
     st.query_params[CLASS_PARAM] = code
-    st.query_params[STUDENT_PARAM] = sid
+    st.query_params[STUDENT_PARAM] = info.student
     state["poll_joined"] = code
+    if name_was_cut(name):
+        state["poll_flash"] = ("info", "poll_name_cut", {"most": MAX_NAME})
 
 
 def _leave() -> None:
@@ -94,8 +116,9 @@ def _answer(class_id: str, number: int, choice: int) -> None:
     sid = str(st.query_params.get(STUDENT_PARAM, ""))
     try:
         counted = store.answer(class_id, number, sid, choice)
-    except PollError:
-        counted = False
+    except PollError as error:
+        state["poll_flash"] = refusal(error)
+        return
     if not counted:
         state["poll_flash"] = ("warning", "poll_answer_refused", {})
 
@@ -258,17 +281,19 @@ def student_live(code: str, sid: str) -> None:
 @guarded_view
 def student_view(code: str) -> None:
     sid = str(st.query_params.get(STUDENT_PARAM, ""))
-    if sid != student_id():  # not a valid id (a hand-edited link): join afresh
-        sid = ""
     if sid and state.get("poll_joined") != code:
         # a known student whose tab reconnected (another replica, a reload): join again
-        if store.join(code, sid) is not None:
-            state["poll_joined"] = code
+        try:
+            if store.join(code, sid) is not None:
+                state["poll_joined"] = code
+        except PollError as error:  # an id of another class, or edited: refused
+            st.query_params.pop(STUDENT_PARAM, None)
+            sid = ""
+            state["poll_flash"] = refusal(error)
     if state.get("poll_joined") != code:
         st.subheader(tr("poll_join_header", code=code))
         state["poll_join_code"] = code
-        st.text_input(tr("poll_name_label"), key="poll_join_name", max_chars=40,
-                      help=tr("poll_name_help"))  # fmt: skip
+        _name_input()
         st.button(tr("poll_join"), key="poll_join", on_click=_join, type="primary",
                   width="stretch")  # fmt: skip
         show_flash()
@@ -278,11 +303,19 @@ def student_view(code: str) -> None:
     st.button(tr("poll_leave"), key="poll_leave", on_click=_leave)
 
 
+def _name_input() -> None:
+    # no max_chars: the browser would drop a pasted name longer than it (an empty field,
+    # a nameless student); the store cuts it to MAX_NAME and the page says so
+    st.text_input(tr("poll_name_label"), key="poll_join_name", help=tr("poll_name_help",
+                  most=MAX_NAME))  # fmt: skip
+
+
 # --- the page --------------------------------------------------------------------------
 st.title(tr("classroom_title"))
 teaching = teacher_class()
 code_in_url = normalise_code(str(st.query_params.get(CLASS_PARAM, "")))
 if teaching:
+    set_share_query({CLASS_PARAM: teaching[0]})  # the join link, also after a reconnect
     teacher_view(teaching[0])
 elif code_in_url:
     student_view(code_in_url)
@@ -291,16 +324,15 @@ else:
         st.warning(tr("poll_bad_code"))
     st.markdown(md_escape(tr("classroom_intro")))
     join_col, teach_col = st.columns(2)
-    with join_col:
+    with join_col, st.container(key="poll_join_box"):
         st.subheader(tr("poll_join_title"))
         st.text_input(tr("poll_code_label"), key="poll_join_code", max_chars=8,
                       placeholder="ABCD")  # fmt: skip
-        st.text_input(tr("poll_name_label"), key="poll_join_name", max_chars=40,
-                      help=tr("poll_name_help"))  # fmt: skip
+        _name_input()
         st.button(tr("poll_join"), key="poll_join", on_click=_join, type="primary",
                   width="stretch")  # fmt: skip
-    with teach_col:
+        show_flash()  # a wrong code's message beside the code field, not under the page
+    with teach_col, st.container(key="poll_teach"):
         st.subheader(tr("poll_teach_title"))
         st.markdown(md_escape(tr("poll_teach_text")))
         st.button(tr("poll_open"), key="poll_open", on_click=_open_class, width="stretch")
-    show_flash()

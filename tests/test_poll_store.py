@@ -24,6 +24,7 @@ from attention_core.poll import (
     CODE_LENGTH,
     MAX_NAME,
     PollError,
+    PollRefused,
     PollStore,
     Question,
     RedisStore,
@@ -34,6 +35,7 @@ from attention_core.poll import (
     store_from_env,
 )
 from attention_core.poll import store as store_module
+from attention_core.poll.guard import sign_student
 from deploy.app_server import free_port
 from tests.availability import unavailable
 
@@ -103,11 +105,11 @@ def test_each_answer_is_counted_once_per_student_and_question(store: PollStore) 
     code, key = store.open_class()
     pushed = store.push(code, key, _question())
     assert pushed.number == 1
-    students = [_sid() for _ in range(7)]
     sent = {}
-    for i, student in enumerate(students):
-        info = store.join(code, student, f"s{i}")
+    for i in range(7):
+        info = store.join(code, "", f"s{i}")
         assert info is not None
+        student = info.student
         sent[student] = i % 3
         assert store.answer(info.class_id, 1, student, i % 3)
         assert not store.answer(info.class_id, 1, student, 3)  # a second answer: refused
@@ -125,13 +127,16 @@ def test_racing_answers_of_one_student_count_once_and_of_many_count_all(
     code, key = store.open_class()
     store.push(code, key, _question(6))
     class_id = store.info(code).class_id
-    twin = _sid()
-    crowd = {_sid(): k % 6 for k in range(40)}
+    twin = sign_student(store.secret(), class_id)
+    crowd = {sign_student(store.secret(), class_id): k % 6 for k in range(40)}
     results: list[bool] = []
     lock = threading.Lock()
 
     def send(student: str, choice: int) -> None:
-        ok = store.answer(class_id, 1, student, choice)
+        try:
+            ok = store.answer(class_id, 1, student, choice)
+        except PollRefused:  # the twin's taps beyond ANSWERS_PER_S_STUDENT in one second
+            ok = False
         with lock:
             results.append(ok)
 
@@ -158,7 +163,8 @@ def test_sqlite_file_is_shared_by_processes_like_local_replicas(tmp_path: Path) 
     code, key = store.open_class()
     store.push(code, key, _question())
     class_id = store.info(code).class_id
-    students = [_sid() for _ in range(30)]
+    # signed with this store's secret: the other processes read the same one from the file
+    students = [sign_student(store.secret(), class_id) for _ in range(30)]
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(2) as pool:  # both processes send every student: each counts once
         counted = pool.starmap(_answer_in_another_process, [(str(path), class_id, students)] * 2)
@@ -172,10 +178,14 @@ def test_answers_never_leak_between_classes(store: PollStore) -> None:
     assert code_a != code_b
     store.push(code_a, key_a, _question())
     store.push(code_b, key_b, _question())
-    student = _sid()  # the same student id in both classes
-    a, b = store.join(code_a, student), store.join(code_b, student)
-    assert store.answer(a.class_id, 1, student, 0)
-    assert store.answer(b.class_id, 1, student, 3)
+    a, b = store.join(code_a), store.join(code_b)
+    assert store.answer(a.class_id, 1, a.student, 0)
+    assert store.answer(b.class_id, 1, b.student, 3)
+    # replay: an id signed for class A is refused in class B, to join or to answer
+    with pytest.raises(PollRefused):
+        store.join(code_b, a.student)
+    with pytest.raises(PollRefused):
+        store.answer(b.class_id, 1, a.student, 0)
     assert store.counts(a.class_id, 1) == {0: 1}
     assert store.counts(b.class_id, 1) == {3: 1}
     with pytest.raises(PollError):
@@ -186,8 +196,8 @@ def test_a_reused_code_starts_empty(store: PollStore, monkeypatch: pytest.Monkey
     monkeypatch.setattr(store_module, "_new_code", lambda: "ABCD")
     code, key = store.open_class()
     store.push(code, key, _question())
-    student = _sid()
-    old = store.join(code, student, "old")
+    old = store.join(code, "", "old")
+    student = old.student
     assert store.answer(old.class_id, 1, student, 1)
     with pytest.raises(PollError):
         store.open_class()  # the code is held by an open class
@@ -201,6 +211,8 @@ def test_a_reused_code_starts_empty(store: PollStore, monkeypatch: pytest.Monkey
     store.push(code2, key2, _question())
     assert store.counts(fresh.class_id, 1) == {}
     assert not store.answer(old.class_id, 1, student, 1)  # the old class stays closed
+    with pytest.raises(PollRefused):  # replay: the old class's id is no seat in the new one
+        store.join(code2, student)
     with pytest.raises(PollError):
         store.push(code2, key, _question())  # the old key is no key to the new class
 
@@ -208,8 +220,8 @@ def test_a_reused_code_starts_empty(store: PollStore, monkeypatch: pytest.Monkey
 def test_reveal_reset_and_stale_questions(store: PollStore) -> None:
     code, key = store.open_class()
     store.push(code, key, _question())
-    s1, s2, s3 = _sid(), _sid(), _sid()
-    class_id = store.join(code, s1).class_id
+    s1, s2, s3 = (store.join(code).student for _ in range(3))
+    class_id = store.info(code).class_id
     assert store.answer(class_id, 1, s1, 1)
     assert not store.answer(class_id, 1, s2, 9)  # not an option
     assert not store.answer(class_id, 1, s2, -1)
@@ -223,7 +235,7 @@ def test_reveal_reset_and_stale_questions(store: PollStore) -> None:
     assert store.answer(class_id, 2, s3, 2)
     store.reset(code, key)
     info = store.info(code)
-    assert info.question is None and info.students == 1
+    assert info.question is None and info.students == 3
     assert store.counts(class_id, 1) == {} and store.counts(class_id, 2) == {}
     assert not store.answer(class_id, 2, s1, 1)
     third = store.push(code, key, _question())
@@ -235,8 +247,7 @@ def test_reveal_reset_and_stale_questions(store: PollStore) -> None:
 def test_names_are_cleaned_but_kept_as_text(store: PollStore) -> None:
     code, _ = store.open_class()
     hostile = "<img src=x onerror=alert(1)>\u202e\n\tBob" + "x" * 100
-    student = _sid()
-    store.join(code, student, hostile)
+    student = store.join(code, "", hostile).student
     store.join(code, student)  # again, after a reconnect: the name stays
     info = store.info(code, with_names=True)
     assert info.students == 1 and store.info(code).names == ()

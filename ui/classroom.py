@@ -3,10 +3,15 @@
 The state of a class lives in a store (attention_core/poll: SQLite by default, Redis when
 ATTENTION_POLL_REDIS_URL is set), so every replica of the app sees the same class. A
 session keeps only who it is:
-    teacher   st.session_state["poll_teacher"] = (code, teacher key), never in the URL
-    student   the URL's `class` (the code) and `sid` (a random student id, written to the
-              URL when the student joins), so a student whose replica died and whose tab
-              reconnected to another one is still the same student, with the same answers.
+    teacher   st.session_state["poll_teacher"] = (code, teacher key), and the teacher's
+              own URL `?class=CODE&teacher=KEY` (never the join link or its QR code): the
+              class and its key live in the store, so a teacher whose replica died and
+              whose tab reconnected to another one carries on; a URL with the code but
+              not the key is a student's view, a wrong key is refused with a message.
+    student   the URL's `class` (the code) and `sid` (the id the store signed for this
+              class, attention_core/poll/guard.py, written to the URL when the student
+              joins), so a student whose replica died and whose tab reconnected to another
+              one is still the same student, with the same answers.
 
     store = poll_store_or_stop()
     push_to_class(quiz_round, analysis)    # the quiz page's one-line hook
@@ -16,13 +21,19 @@ from __future__ import annotations
 
 import functools
 import os
-import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import streamlit as st
 
-from attention_core.poll import PollError, PollStore, Question, question_from_round
+from attention_core.poll import (
+    PollError,
+    PollStore,
+    Question,
+    normalise_code,
+    question_from_round,
+)
+from attention_core.poll.guard import MAX_CLASS_SIZE
 from ui.cache import cached_analysis, poll_store
 from ui.common import current_settings, md_escape, tr
 
@@ -35,6 +46,7 @@ __all__ = [
     "STUDENT_PARAM",
     "STUDENT_REFRESH_S",
     "TEACHER",
+    "TEACHER_PARAM",
     "TEACHER_REFRESH_S",
     "guarded_callback",
     "guarded_view",
@@ -42,13 +54,13 @@ __all__ = [
     "push_settings_question",
     "push_to_class",
     "question_for",
-    "student_id",
+    "refusal",
     "teacher_class",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-CLASS_PARAM, STUDENT_PARAM = "class", "sid"
+CLASS_PARAM, STUDENT_PARAM, TEACHER_PARAM = "class", "sid", "teacher"
 TEACHER = "poll_teacher"
 MAX_CLASS_OPTIONS = 24  # one big button per key fits a phone screen up to about this many
 # The live parts' refresh (st.fragment run_every). Measured with 100 simulated phones on
@@ -103,17 +115,30 @@ def guarded_view(function: _F) -> _F:
 
 
 def teacher_class() -> tuple[str, str] | None:
-    """(code, teacher key) of the class this session teaches, if any."""
+    """(code, teacher key) of the class this session teaches, if any: the session's, or
+    the URL's `class` and `teacher` when the store says that key opened that open class
+    (a teacher's tab that reconnected to another replica)."""
     found = st.session_state.get(TEACHER)
-    return tuple(found) if found else None  # type: ignore[return-value]
+    if found:
+        return tuple(found)  # type: ignore[return-value]
+    key = str(st.query_params.get(TEACHER_PARAM, ""))
+    code = normalise_code(str(st.query_params.get(CLASS_PARAM, "")))
+    if not key or code is None:
+        return None
+    if not poll_store_or_stop().is_teacher(code, key):
+        st.query_params.pop(TEACHER_PARAM, None)  # a wrong or stale key: a student's view
+        st.session_state["poll_flash"] = ("warning", "poll_teacher_link_bad", {"code": code})
+        return None
+    st.session_state[TEACHER] = (code, key)
+    return code, key
 
 
-def student_id() -> str:
-    """This student's id: the URL's `sid` if it is a valid one, else a new random one."""
-    sid = str(st.query_params.get(STUDENT_PARAM, ""))
-    if 8 <= len(sid) <= 64 and sid.isascii() and sid.isalnum():
-        return sid
-    return secrets.token_hex(8)
+def refusal(error: PollError) -> tuple[str, str, dict[str, object]]:
+    """The flash (kind, catalog key, params) of a refused student request."""
+    reason = getattr(error, "reason", "")
+    key = {"forged": "poll_sid_forged", "full": "poll_class_full", "busy": "poll_busy"}
+    most = getattr(error, "most", 0) or MAX_CLASS_SIZE
+    return "warning", key.get(reason, "poll_answer_refused"), {"most": most}
 
 
 def question_for(quiz: QuizRound, source: QuizSource) -> Question:
@@ -147,8 +172,10 @@ def _push(question: Question) -> None:
 
 @guarded_callback
 def push_settings_question(round_index: int) -> None:
-    """Push a question drawn from the sidebar's sentence (the classroom's own button)."""
-    from attention_core.quiz import QuizSource, new_round
+    """Push a question drawn from the sidebar's sentence (the classroom's own button):
+    a decisive one, as the quiz's are (the right key at least DECISIVE_MARGIN above the
+    next), or a message when the sentence's heads have no such row."""
+    from attention_core.quiz import DECISIVE_MARGIN, QuizSource, draw_round
 
     settings = current_settings()
     try:
@@ -158,7 +185,7 @@ def push_settings_question(round_index: int) -> None:
         weights = analysis.weights  # (H, n, n) of the sidebar's sentence
         heads = [(0, h) for h in range(len(weights))]
         source = QuizSource("untrained", weights, list(analysis.labels), heads)
-        quiz = new_round(weights, seed=settings.seed, round_index=round_index)
+        quiz = draw_round([source], seed=settings.seed, round_index=round_index)
     except Exception:  # empty or too long a sentence: a message on the page
         n = 0
         try:
@@ -167,6 +194,10 @@ def push_settings_question(round_index: int) -> None:
             pass
         st.session_state["poll_flash"] = ("warning", "poll_bad_sentence",
                                           {"n": n, "most": MAX_CLASS_OPTIONS})  # fmt: skip
+        return
+    if quiz is None:  # no head is decisive anywhere on this sentence
+        st.session_state["poll_flash"] = ("warning", "poll_not_decisive",
+                                          {"margin": DECISIVE_MARGIN})  # fmt: skip
         return
     _push(question_for(quiz, source))
 

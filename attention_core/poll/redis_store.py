@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from attention_core.poll.store import ClassInfo, PollError, PollStore, Question, normalise_code
 
@@ -103,11 +103,29 @@ class RedisStore(PollStore):
             names=names,
         )
 
-    def join(self, code: str, student: str, name: str = "") -> ClassInfo | None:
-        code, student = normalise_code(code) or "", self._check_student(student)
+    def _stored_secret(self) -> str:
+        self.redis.set("poll:secret", secrets.token_hex(32), nx=True)  # the first one wins
+        return str(self.redis.get("poll:secret"))
+
+    def _allow(self, key: str, limit: int) -> bool:
+        counter = f"poll:rate:{key}:{int(time.time())}"
+        pipe = self.redis.pipeline()
+        pipe.incr(counter)
+        pipe.expire(counter, 2)
+        n, _ = pipe.execute()
+        return int(n) <= limit
+
+    def join(self, code: str, student: str = "", name: str = "") -> ClassInfo | None:
+        code = normalise_code(code) or ""
+        if student:
+            student = self._check_student(student)
         class_id = self._class_id(code)
         if not class_id or self.redis.hget(self._meta(class_id), "open") != "1":
             return None
+        student = self._seat(class_id, student)
+        seats = self._meta(class_id) + ":students"
+        known = bool(self.redis.hexists(seats, student))
+        self._check_join(class_id, student, known, int(self.redis.hlen(seats)))
         pipe = self.redis.pipeline()
         name = self._check_name(name)
         if name:
@@ -117,7 +135,8 @@ class RedisStore(PollStore):
         pipe.zadd(self._meta(class_id) + ":joined", {student: time.time()}, nx=True)
         pipe.execute()
         self._touch(class_id)
-        return self.info(code)
+        info = self.info(code)
+        return None if info is None else replace(info, student=student)
 
     def push(self, code: str, teacher_key: str, question: Question) -> Question:
         class_id = self._teacher(code, teacher_key)
@@ -132,7 +151,7 @@ class RedisStore(PollStore):
         return Question.from_json(numbered.to_json())
 
     def answer(self, class_id: str, number: int, student: str, choice: int) -> bool:
-        student = self._check_student(student)
+        student = self._check_answer(class_id, student)
         meta = self._meta(str(class_id))
         keys = [meta, f"{meta}:a:{int(number)}", f"{meta}:n:{int(number)}"]
         args = [str(int(number)), student, str(int(choice)), str(TTL_S)]
@@ -145,6 +164,13 @@ class RedisStore(PollStore):
     def my_answer(self, class_id: str, number: int, student: str) -> int | None:
         raw = self.redis.hget(f"{self._meta(str(class_id))}:a:{int(number)}", str(student))
         return None if raw is None else int(raw)
+
+    def is_teacher(self, code: str, teacher_key: str) -> bool:
+        try:
+            self._teacher(normalise_code(code) or "", teacher_key)
+        except PollError:
+            return False
+        return True
 
     def reveal(self, code: str, teacher_key: str) -> None:
         self.redis.hset(self._meta(self._teacher(code, teacher_key)), "revealed", "1")

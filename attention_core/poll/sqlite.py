@@ -15,7 +15,7 @@ import sqlite3
 import tempfile
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from attention_core.poll.store import ClassInfo, PollError, PollStore, Question, normalise_code
@@ -51,6 +51,12 @@ CREATE TABLE IF NOT EXISTS answers (
     choice INTEGER NOT NULL,
     at REAL NOT NULL,
     PRIMARY KEY (class_id, number, student)  -- one answer per student per question
+);
+-- the signing secret of student ids, made once by the first replica (guard.py)
+CREATE TABLE IF NOT EXISTS poll_secret (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- the limits' counters: events of one key within one second
+CREATE TABLE IF NOT EXISTS poll_rate (
+    key TEXT PRIMARY KEY, second INTEGER NOT NULL, n INTEGER NOT NULL
 );
 """
 
@@ -135,21 +141,58 @@ class SQLiteStore(PollStore):
         code = normalise_code(code) or ""
         return self._info(self._db(), code, with_names)
 
-    def join(self, code: str, student: str, name: str = "") -> ClassInfo | None:
-        code, student, name = normalise_code(code) or "", self._check_student(student), name
+    def _stored_secret(self) -> str:
         with self._tx() as db:
-            found = db.execute(
-                "SELECT id FROM classes WHERE code = ? AND open = 1", (code,)
+            db.execute(
+                "INSERT OR IGNORE INTO poll_secret (name, value) VALUES ('sid', ?)",
+                (secrets.token_hex(32),),
+            )
+            (value,) = db.execute("SELECT value FROM poll_secret WHERE name = 'sid'").fetchone()
+        return str(value)
+
+    def _allow(self, key: str, limit: int) -> bool:
+        second = int(time.time())
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO poll_rate (key, second, n) VALUES (?, ?, 1) ON CONFLICT (key) DO "
+                "UPDATE SET n = CASE WHEN second = excluded.second THEN n + 1 ELSE 1 END, "
+                "second = excluded.second",
+                (key, second),
+            )
+            (n,) = db.execute("SELECT n FROM poll_rate WHERE key = ?", (key,)).fetchone()
+            if second % 60 == 0:  # now and then: forget the counters of past seconds
+                db.execute("DELETE FROM poll_rate WHERE second < ?", (second - 5,))
+        return int(n) <= limit
+
+    def join(self, code: str, student: str = "", name: str = "") -> ClassInfo | None:
+        code, name = normalise_code(code) or "", name
+        if student:
+            student = self._check_student(student)
+        found = (
+            self._db()
+            .execute("SELECT id FROM classes WHERE code = ? AND open = 1", (code,))
+            .fetchone()
+        )
+        if found is None:
+            return None
+        student = self._seat(found[0], student)
+        with self._tx() as db:
+            known = db.execute(
+                "SELECT 1 FROM students WHERE class_id = ? AND student = ?", (found[0], student)
             ).fetchone()
-            if found is None:
-                return None
+            (size,) = db.execute(
+                "SELECT COUNT(*) FROM students WHERE class_id = ?", (found[0],)
+            ).fetchone()
+        self._check_join(found[0], student, known is not None, int(size))
+        with self._tx() as db:
             db.execute(
                 "INSERT INTO students (class_id, student, name, joined) VALUES (?,?,?,?) "
                 "ON CONFLICT (class_id, student) DO UPDATE SET name = "
                 "COALESCE(NULLIF(excluded.name, ''), students.name)",
                 (found[0], student, self._check_name(name), time.time()),
             )
-        return self.info(code)
+        info = self.info(code)
+        return None if info is None else replace(info, student=student)
 
     def push(self, code: str, teacher_key: str, question: Question) -> Question:
         with self._tx() as db:
@@ -165,7 +208,7 @@ class SQLiteStore(PollStore):
         return Question.from_json(numbered.to_json())
 
     def answer(self, class_id: str, number: int, student: str, choice: int) -> bool:
-        student = self._check_student(student)
+        student = self._check_answer(class_id, student)
         with self._tx() as db:
             row = db.execute(
                 "SELECT open, number, question, revealed FROM classes WHERE id = ?", (class_id,)
@@ -199,6 +242,13 @@ class SQLiteStore(PollStore):
             .fetchone()
         )
         return None if row is None else int(row[0])
+
+    def is_teacher(self, code: str, teacher_key: str) -> bool:
+        try:
+            self._teacher(self._db(), normalise_code(code) or "", teacher_key)
+        except PollError:
+            return False
+        return True
 
     def reveal(self, code: str, teacher_key: str) -> None:
         with self._tx() as db:

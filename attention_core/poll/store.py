@@ -33,15 +33,28 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from attention_core.poll.guard import (
+    ANSWERS_PER_S_CLASS,
+    ANSWERS_PER_S_STUDENT,
+    JOINS_PER_S_CLASS,
+    JOINS_PER_S_STUDENT,
+    MAX_CLASS_SIZE,
+    env_secret,
+    sign_student,
+    signed_for,
+)
+
 __all__ = [
     "CODE_ALPHABET",
     "CODE_LENGTH",
     "MAX_NAME",
     "ClassInfo",
     "PollError",
+    "PollRefused",
     "PollStore",
     "Question",
     "clean_name",
+    "name_was_cut",
     "normalise_code",
     "question_from_round",
     "store_from_env",
@@ -57,6 +70,16 @@ ENV_SQLITE = "ATTENTION_POLL_DB"
 
 class PollError(ValueError):
     """A request the store refuses: unknown class, wrong teacher key, bad question."""
+
+
+class PollRefused(PollError):
+    """A student's request refused for a reason the phone should show: `reason` is
+    "forged" (an id the store did not issue for this class), "full" (MAX_CLASS_SIZE),
+    or "busy" (too many joins or answers in one second)."""
+
+    def __init__(self, reason: str, *, most: int = 0) -> None:
+        super().__init__(f"refused: {reason}")
+        self.reason, self.most = reason, most  # most: the limit that was reached
 
 
 @dataclass(frozen=True)
@@ -114,6 +137,7 @@ class ClassInfo:
     revealed: bool = False
     students: int = 0
     names: tuple[str, ...] = field(default=())
+    student: str = ""  # join's answer: the (signed) id the student joined with
 
 
 def normalise_code(raw: str) -> str | None:
@@ -127,10 +151,19 @@ def normalise_code(raw: str) -> str | None:
 def clean_name(raw: str) -> str:
     """A student's display name: printable characters only, spaces collapsed, cut to
     MAX_NAME. It is still user text: screens show it escaped (ui/common.md_escape)."""
+    return _collapsed(raw)[:MAX_NAME].strip()
+
+
+def name_was_cut(raw: str) -> bool:
+    """True when `clean_name(raw)` had to cut the name to MAX_NAME characters."""
+    return len(_collapsed(raw)) > MAX_NAME
+
+
+def _collapsed(raw: str) -> str:
     kept = "".join(
         " " if c.isspace() else "" if unicodedata.category(c)[0] in "CZ" else c for c in str(raw)
     )
-    return " ".join(kept.split())[:MAX_NAME]
+    return " ".join(kept.split())
 
 
 def _new_code() -> str:
@@ -150,8 +183,11 @@ class PollStore(ABC):
         the students' names only `with_names` (the teacher's screen; a phone needs none)."""
 
     @abstractmethod
-    def join(self, code: str, student: str, name: str = "") -> ClassInfo | None:
-        """Student `student` joins the open class `code`; None if there is no such class."""
+    def join(self, code: str, student: str = "", name: str = "") -> ClassInfo | None:
+        """A student joins the open class `code` (None if there is no such class), with
+        the id the store issued for this class (`student`; a reconnect keeps its seat and
+        its answers) or, when `student` is "", a new one: ClassInfo.student. PollRefused:
+        a forged or other class's id, a full class, too many joins this second."""
 
     @abstractmethod
     def push(self, code: str, teacher_key: str, question: Question) -> Question:
@@ -172,6 +208,10 @@ class PollStore(ABC):
         """The option `student` chose for question `number`, if any."""
 
     @abstractmethod
+    def is_teacher(self, code: str, teacher_key: str) -> bool:
+        """True when `teacher_key` is the key of the open class `code`."""
+
+    @abstractmethod
     def reveal(self, code: str, teacher_key: str) -> None:
         """Reveal the current question's answer: no more answers to it."""
 
@@ -183,7 +223,49 @@ class PollStore(ABC):
     def close(self, code: str, teacher_key: str) -> None:
         """Close the class: no more joins or answers; its code may later be reused."""
 
+    @abstractmethod
+    def _stored_secret(self) -> str:
+        """The secret kept in the store, made by the first replica that asked."""
+
+    @abstractmethod
+    def _allow(self, key: str, limit: int) -> bool:
+        """Count one event of `key` in this second; False when it is over `limit`."""
+
     # --- shared by the stores -----------------------------------------------------------
+    def secret(self) -> str:
+        """The signing secret: ATTENTION_POLL_SECRET, else the store's own (guard.py)."""
+        cached = getattr(self, "_secret_cache", "")
+        if not cached:
+            cached = env_secret() or self._stored_secret()
+            self._secret_cache = cached
+        return cached
+
+    def _seat(self, class_id: str, student: str) -> str:
+        """`student` if the store issued it for `class_id`, a new id if it is ""."""
+        if not student:
+            return sign_student(self.secret(), class_id)
+        if not signed_for(self.secret(), class_id, student):
+            raise PollRefused("forged")
+        return student
+
+    def _check_answer(self, class_id: str, student: str) -> str:
+        student = self._check_student(student)
+        if not signed_for(self.secret(), str(class_id), student):
+            raise PollRefused("forged")
+        if not self._allow(f"a:{class_id}:{student}", ANSWERS_PER_S_STUDENT) or not self._allow(
+            f"a:{class_id}", ANSWERS_PER_S_CLASS
+        ):
+            raise PollRefused("busy")
+        return student
+
+    def _check_join(self, class_id: str, student: str, known: bool, size: int) -> None:
+        if not known and size >= MAX_CLASS_SIZE:
+            raise PollRefused("full", most=MAX_CLASS_SIZE)
+        if not self._allow(f"j:{class_id}:{student}", JOINS_PER_S_STUDENT) or not self._allow(
+            f"j:{class_id}", JOINS_PER_S_CLASS
+        ):
+            raise PollRefused("busy")
+
     @staticmethod
     def _claim_code(claim: Callable[[str], bool]) -> str:
         """A new class code that `claim(code)` took for the class (False: an open class
