@@ -11,6 +11,7 @@ import streamlit as st
 from attention_core.export import download_name, matrices_csv, matrices_json
 from attention_core.figures.heads import IMAGE_CELLS, RELATIVE_MAX, head_grid
 from attention_core.figures.layout import panel_layout
+from attention_core.figures.scales import causal_rows
 from attention_core.stats import BROAD_ENTROPY, PATTERN_MASS
 from ui.cache import head_summary, heads_chart
 from ui.charts import show_chart
@@ -97,9 +98,13 @@ if grid.matrices.size > IMAGE_CELLS:  # heads beyond one are sent as colour-mapp
         key="exact_head",
         default=0,
     )
-elif not panel_layout(labels, len(grid.titles)).cell_numbers:
-    st.caption(tr("large_view_note", n=n))
-st.caption(tr(f"scale_caption_{scale}", n=n, uniform=1 / n, top=RELATIVE_MAX / n))
+elif not (plan := panel_layout(labels, len(grid.titles))).cell_numbers:
+    # step 2: rows name the even tokens, columns the odd ones (figures.layout.labelled)
+    st.caption(tr("large_view_note_alternate" if plan.ticks.step == 2 else "large_view_note", n=n))
+if scale == "relative" and causal_rows(analysis.weights):  # row i's even share: 1/(i+1)
+    st.caption(tr("scale_caption_relative_causal", n=n, last=n - 1, uniform=1 / n))
+else:
+    st.caption(tr(f"scale_caption_{scale}", n=n, uniform=1 / n, top=RELATIVE_MAX / n))
 show_chart(
     heads_chart(
         settings.model, **titles, scale=scale, colorbar_title=tr(f"scale_bar_{scale}"), exact=exact

@@ -101,7 +101,7 @@ def test_summary_lines_show_each_drawn_heads_statistics(params, lang):
     assert len(lines) == len(traces) > 1  # one line per head
     for trace, line in zip(traces, lines, strict=True):
         assert line["head"] == shown_text([trace["name"]])[0]
-        z = decode(trace["z"]).astype(np.float64)
+        z = decode(trace.get("customdata", trace["z"])).astype(np.float64)
         expected = summary_by_hand(z, shown_labels(trace))
         assert line["top"] == expected["top"]
         for stat in ("entropy", "max_weight", "peak", "diagonal", "previous"):
@@ -347,7 +347,9 @@ def test_each_head_gets_one_plain_language_sentence(params):
     shown = _summary_lines(at)
     for trace in heatmaps(at):
         head = shown_text([trace["name"]])[0]
-        pattern = _plain_pattern_by_hand(decode(trace["z"]).astype(np.float64))
+        pattern = _plain_pattern_by_hand(
+            decode(trace.get("customdata", trace["z"])).astype(np.float64)
+        )
         key = f"pattern_{pattern}" if pattern else "pattern_none"
         line = catalog_line(key)
         found = [m for text in shown if (m := line.fullmatch(text)) and m["head"] == head]

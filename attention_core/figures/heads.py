@@ -1,10 +1,9 @@
 """The main view: one heatmap per head, heads side by side, one colour scale of three.
 
 Colours are one of the three scales of `figures.scales` (relative to an even share, the
-default; absolute 0…1; per-head contrast), with the weights as z under every scale, so
-hover always reads the absolute weight. How many panels in a row, how large, which tokens
-get a label and whether cells carry numbers is the one rule of `figures.layout`, which
-`figures.matrix.matrix_figure` (single matrices, `plot_matrix`) follows too.
+default; absolute 0…1; per-head contrast); hover always reads the absolute weight (z, or
+customdata where causal rows are coloured by their own even share). Panels, labels and cell
+numbers follow the one rule of `figures.layout`, as `figures.matrix.matrix_figure` does.
 
 Rows are queries, columns are keys, both labelled `index:token` (Plotly merges equal
 category labels, so the index keeps repeated tokens apart). Every text reaches Plotly through
@@ -13,18 +12,12 @@ and Plotly would otherwise read "<b>" or "<br>" in them as markup. Matrices go t
 float32 NumPy arrays, which Plotly serialises as base64 typed arrays: the payload stays
 close to the raw n²·H·4 bytes instead of growing as JSON floats.
 
-Drawing cost (measured in bench/, see bench/README.md): in the browser a heatmap costs per
-cell (Plotly colours every cell in JavaScript) and per byte of the figure (Streamlit's
-front end stringifies, string-replaces its theme colours into and re-parses the whole
-figure JSON on every update), and each labelled axis costs a measurement of every label.
-So axis margins are fixed here (no automargin), only the outer axes carry labels, and a
-grid too large to send as numbers (`IMAGE_CELLS`) is sent as pictures: each panel becomes
-a palette PNG of its colours (1 byte per cell before compression instead of 4), no larger
-than the panel's pixels, drawn as a layout image, except the `exact` panels, which stay
-heatmaps whose hover reads the exact weight.
-
-The scales (`colour_scale`, `SCALES`, ...) and `plot_matrix` / `matrix_figure` are
-importable from here too, where the pages have always found them.
+Drawing cost (bench/README.md): in the browser a heatmap costs per cell, per byte of the
+figure (re-parsed on every update) and per labelled axis (every label measured). So axis
+margins are fixed here, only the outer axes carry labels, and a grid too large to send as
+numbers (`IMAGE_CELLS`) is sent as pictures (`_picture`), except the `exact` panels, which
+stay heatmaps whose hover reads the exact weight.
+The scales (`colour_scale`, ...) and `plot_matrix` / `matrix_figure` are importable here.
 """
 
 from __future__ import annotations
@@ -100,6 +93,7 @@ TITLE_FONT_PX = 13
 ROW_GAP_PX = 8  # between a panel and the title below it when no labels are in between
 NO_TICKS = {"showticklabels": False, "ticks": ""}
 COLORBAR_LEN_PX = 360  # a head grid's colour bar is at most this long
+MASKED_COLOUR = "#d4d4d4"  # causal rows' masked cells: neither more nor less than even
 
 
 @dataclass(frozen=True)
@@ -133,13 +127,17 @@ def head_grid(
 
 
 def _heatmap_trace(
-    z: np.ndarray, labels: list[str], name: str, axis: str, coloraxis: str, *, text: int
-) -> dict[str, Any]:
+    z: np.ndarray, labels: list[str], name: str, axis: str, coloraxis: str, *, text: int,
+    weights: np.ndarray | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """One panel as a heatmap trace on axes x{axis}/y{axis}, coloured by `coloraxis`,
     with its weights written in `text` px type (0: none; `layout.cell_number_px`).
+    `weights`: the weights when `z` is not them (colours per row: `ColourScale.values`);
+    hover and cell numbers read them.
 
     `labels` and `name` are already escaped (`literal`): they go to Plotly as they are.
     """
+    shown = "%{z:.3f}" if weights is None else "%{customdata:.3f}"
     trace: dict[str, Any] = {
         "type": "heatmap",
         "z": z,  # float32: serialised as a base64 typed array
@@ -149,15 +147,19 @@ def _heatmap_trace(
         "xaxis": f"x{axis}",
         "yaxis": f"y{axis}",
         "coloraxis": coloraxis,
-        "hovertemplate": "%{y} → %{x}: %{z:.3f}<extra>" + name + "</extra>",
+        "hovertemplate": "%{y} → %{x}: " + shown + "<extra>" + name + "</extra>",
         # no gaps: Plotly then paints one pixel per cell and lets the browser scale it
         # (its fast path); with gaps it fills one rectangle per cell
         "xgap": 1 if text else 0,
         "ygap": 1 if text else 0,
     }
+    if weights is not None:  # (a heatmap's texttemplate reads z and text, not customdata)
+        trace["customdata"] = weights
     if text:
-        trace["texttemplate"] = "%{z:.2f}"
+        trace["texttemplate"] = "%{z:.2f}" if weights is None else "%{text}"
         trace["textfont"] = {"size": text}
+        if weights is not None:
+            trace["text"] = [[f"{w:.2f}" for w in row] for row in weights.tolist()]
     return trace
 
 
@@ -238,27 +240,25 @@ def heads_spec(
     panel_px: int | None = None,
     exact: Sequence[int] = (0,),
     width_px: float = NOMINAL_WIDTH_PX,
+    row_shares: bool = True,
 ) -> dict[str, Any]:
     """`plot_heads`' figure as a plain dict ({"data": [...], "layout": {...}}), what the app
     sends (ui/charts.py encodes it without building a `go.Figure`).
 
-    One heatmap per panel in a grid, square cells, colours by `scale` (see `colour_scale`).
-
+    One heatmap per panel in a grid, square cells, colours by `scale` (see `colour_scale`;
+    `row_shares`: causal rows relative to their own even share 1/(i+1), the landing page's).
     `width_px`: the width the chart gets on the page (a half-width column: HALF_WIDTH_PX).
 
-    Layout and labels follow the one rule of `figures.layout` (panels per row, panel size,
-    which tokens are labelled, font, angle, numbers in cells). Built for speed in the
-    browser, which redraws it on every rerun: axis margins are computed there instead of
-    by Plotly's automargin (which measures every tick label and redraws), queries are
-    labelled left of the first column and keys under the lowest panel of each column only.
+    Layout and labels follow the one rule of `figures.layout`. Built for speed in the
+    browser: axis margins are computed here (no automargin), queries are labelled left of
+    the first column and keys under the lowest panel of each column only.
 
     A grid of more than IMAGE_CELLS cells draws its panels as pictures (same colours, at
     most the panel's pixels a side, no hover: `_picture`), except the panels listed in
     `exact`, which stay heatmaps whose hover reads `query → key: weight`.
 
-    Labels and titles are drawn literally (escaped once here; a title broken into lines
-    is escaped line by line, joined by `<br>`); labels and titles are cut and measured on
-    the raw text.
+    Labels and titles are drawn literally (escaped once here, line by line for a title
+    broken into lines); they are cut and measured on the raw text.
     """
     P, n = grid.matrices.shape[0], len(grid.labels)
     if P == 0 or n == 0:
@@ -266,7 +266,8 @@ def heads_spec(
     cols_asked, panel_asked = cols, panel_px
     plan = panel_layout(grid.labels, P, cols=cols, panel_px=panel_px, width_px=width_px)
     cols, rows, panel, ticks = plan.cols, plan.rows, plan.panel_px, plan.ticks
-    colours = colour_scale(scale, grid.matrices, zmin=zmin, zmax=zmax)
+    colours = colour_scale(scale, grid.matrices, zmin=zmin, zmax=zmax, rows=row_shares)
+    by_row = colours.rows is not None  # causal rows: colours in multiples of 1/(i+1)
     colorscale = colorscale or colours.colorscale
     stops = colour_stops(colorscale)  # the figure skips Plotly's validation, which does this
     categories = literals(grid.labels)  # what Plotly gets: shown literally
@@ -325,12 +326,20 @@ def heads_spec(
         lo, hi = colours.limits[p]
         if picture:
             pictures_drawn.append(
-                _picture(grid.matrices[p], palette, axis, zmin=lo, zmax=hi, px=panel)
+                _picture(
+                    colours.values(grid.matrices[p]), palette, axis, zmin=lo, zmax=hi, px=panel
+                )
             )
         else:
             traces.append(
                 _heatmap_trace(
-                    grid.matrices[p], categories, name, axis, axis_of(p), text=plan.cell_font_px
+                    colours.values(grid.matrices[p]),
+                    categories,
+                    name,
+                    axis,
+                    axis_of(p),
+                    text=plan.cell_font_px,
+                    weights=grid.matrices[p] if by_row else None,
                 )
             )
         x0 = c * (col_w + gap)
@@ -420,6 +429,8 @@ def heads_spec(
     )
     if pictures_drawn:
         layout["images"] = pictures_drawn
+    if by_row:  # the masked cells (no colour) show the plot's background: grey, not "even"
+        layout["plot_bgcolor"] = MASKED_COLOUR
     if cols_asked is None and panel_asked is None:
         # the width the layout rule planned for: much narrower (a phone), the chart keeps it
         # and scrolls sideways in its own box instead of squeezing its labels (ui/charts.py)
@@ -427,11 +438,12 @@ def heads_spec(
     return {"data": traces, "layout": layout}
 
 
-def plot_heads(grid: HeadGrid, **options: Any) -> go.Figure:
-    """One heatmap per panel in a grid (`heads_spec`, same keyword options) as a figure.
+def plot_heads(grid: HeadGrid, *, row_shares: bool = False, **options: Any) -> go.Figure:
+    """One heatmap per panel in a grid (`heads_spec`, same keyword options) as a figure;
+    causal rows on the relative scale keep 1/n unless `row_shares` (the masks page says so).
 
     Not validated property by property (on every rerun: 16 → 4 ms at 32 tokens × 8 heads);
     the dicts follow Plotly's schema, and tests/test_figures_heads.py checks that the
     validated figure is the same."""
-    spec = heads_spec(grid, **options)
+    spec = heads_spec(grid, row_shares=row_shares, **options)
     return go.Figure(data=spec["data"], layout=spec["layout"], _validate=False)

@@ -229,7 +229,8 @@ def test_copied_url_reproduces_the_view_in_a_fresh_browser(
     assert _query(page)["seed"] == "7"
     assert _query(page)["causal"] == "true"
     assert shown[0]["z"] != before[0]["z"]  # the comparison below has something to catch
-    assert shown[0]["z"][0][1:] == [0, 0, 0]  # causal: the first token sees only itself
+    # causal: the first token sees only itself (its later keys masked: no colour, NaN)
+    assert all(v != v or v == 0 for v in shown[0]["z"][0][1:])
 
     other = new_page()
     open_page(other, page.url)
