@@ -23,6 +23,7 @@ from attention_core.poll import (
     name_was_cut,
     normalise_code,
 )
+from attention_core.poll.guard import HOLD_S
 from ui.charts import show_chart
 from ui.classroom import (
     CLASS_PARAM,
@@ -33,6 +34,7 @@ from ui.classroom import (
     TEACHER_REFRESH_S,
     guarded_callback,
     guarded_view,
+    holder,
     poll_store_or_stop,
     push_settings_question,
     refusal,
@@ -114,6 +116,9 @@ def _leave() -> None:
 @guarded_callback
 def _answer(class_id: str, number: int, choice: int) -> None:
     sid = str(st.query_params.get(STUDENT_PARAM, ""))
+    if not store.hold(class_id, sid, holder()):  # the seat is another session's
+        state["poll_flash"] = ("warning", "poll_seat_taken", {"seconds": int(HOLD_S)})
+        return
     try:
         counted = store.answer(class_id, number, sid, choice)
     except PollError as error:
@@ -240,6 +245,9 @@ def student_live(code: str, sid: str) -> None:
     info = store.info(code)
     if info is None or not info.open:
         st.warning(tr("poll_closed_student", code=code))
+        return
+    if not store.hold(info.class_id, sid, holder()):  # a copied link, its owner in class
+        st.warning(tr("poll_seat_taken", seconds=int(HOLD_S)))
         return
     question = info.question
     if question is None:

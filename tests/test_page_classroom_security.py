@@ -155,3 +155,25 @@ def test_a_pushed_question_is_decisive_as_the_quizs_are(db: Path) -> None:
         row = np.sort(np.asarray(question.matrix)[question.query])[::-1]  # (n,) descending
         assert row[0] - row[1] >= DECISIVE_MARGIN - 1e-3, (number, row[:2])  # 4-digit rows
         assert question.answers == (int(np.argmax(np.asarray(question.matrix)[question.query])),)
+
+
+def test_a_classmates_copied_link_cannot_answer_while_its_owner_is_in_class(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import attention_core.poll.sqlite as sqlite_module
+
+    teacher, code, _ = _open()
+    teacher.button(key="poll_push").click().run()
+    owner = _join(code, "Ann")
+    sid = _param(owner, "sid")
+    copier = open_after_first_run(PAGE, {"class": code, "sid": sid})  # the copied link
+    assert md_unescape(t("poll_seat_taken", "en", seconds=8)) in md_unescape(texts(copier))
+    assert not [k for k in _buttons(copier) if k.startswith("poll_answer_")]
+    owner.button(key="poll_answer_1_1").click().run()  # the owner answers, as before
+    store = SQLiteStore(db)
+    class_id = store.info(code).class_id
+    assert store.counts(class_id, 1) == {1: 1} and store.my_answer(class_id, 1, sid) == 1
+    # the owner's phone goes away: after HOLD_S the same link carries on in a new session
+    monkeypatch.setattr(sqlite_module, "HOLD_S", 0.0)
+    copier.run()
+    assert t("poll_seat_taken", "en", seconds=8) not in md_unescape(texts(copier))

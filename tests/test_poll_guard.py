@@ -9,6 +9,7 @@ open class, or a later class that reuses the code). Forged: any id the store did
 from __future__ import annotations
 
 import secrets
+import time
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,27 @@ def test_a_long_name_is_cut_to_the_limit_not_dropped(store: PollStore) -> None:
     assert names == ("名" * MAX_NAME,) * 2
     with pytest.raises(PollError):
         store.join(code, "bad id!")
+
+
+def test_a_seat_is_held_by_one_session_until_it_falls_silent(
+    store: PollStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copied link in the same class: the owner's session holds the seat; the copy is
+    refused while the owner renews it, and takes it only after HOLD_S of silence."""
+    import attention_core.poll.redis_store as redis_module
+    import attention_core.poll.sqlite as sqlite_module
+
+    for module in (sqlite_module, redis_module):
+        monkeypatch.setattr(module, "HOLD_S", 0.3)
+    code, _ = store.open_class()
+    info = store.join(code)
+    owner, copier = "owner-session", "copier-session"
+    assert store.hold(info.class_id, info.student, owner)
+    for _ in range(3):
+        assert not store.hold(info.class_id, info.student, copier)
+        assert store.hold(info.class_id, info.student, owner)  # the owner's refresh
+    other = store.join(code).student  # another seat is another hold
+    assert store.hold(info.class_id, other, copier)
+    time.sleep(0.45)  # the owner's tab closed (or its replica died): the hold lapses
+    assert store.hold(info.class_id, info.student, copier)
+    assert not store.hold(info.class_id, info.student, owner)

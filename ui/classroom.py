@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
+import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -50,6 +51,7 @@ __all__ = [
     "TEACHER_REFRESH_S",
     "guarded_callback",
     "guarded_view",
+    "holder",
     "poll_store_or_stop",
     "push_settings_question",
     "push_to_class",
@@ -131,6 +133,14 @@ def teacher_class() -> tuple[str, str] | None:
         return None
     st.session_state[TEACHER] = (code, key)
     return code, key
+
+
+def holder() -> str:
+    """This browser session's random name, with which it holds a student's seat (a copied
+    link opened in another session is another holder: attention_core/poll/guard.py)."""
+    if "poll_holder" not in st.session_state:
+        st.session_state["poll_holder"] = secrets.token_hex(16)
+    return str(st.session_state["poll_holder"])
 
 
 def refusal(error: PollError) -> tuple[str, str, dict[str, object]]:

@@ -12,6 +12,7 @@ import secrets
 import time
 from dataclasses import asdict, replace
 
+from attention_core.poll.guard import HOLD_S
 from attention_core.poll.store import ClassInfo, PollError, PollStore, Question, normalise_code
 
 __all__ = ["RedisStore"]
@@ -38,6 +39,14 @@ return 1
 """
 
 
+_HOLD_LUA = """
+local held = redis.call('GET', KEYS[1])
+if held and held ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+
+
 class RedisStore(PollStore):
     """The store in Redis, for replicas on several machines (`redis://host:6379/0`)."""
 
@@ -47,6 +56,7 @@ class RedisStore(PollStore):
         self.redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5)
         self.redis.ping()
         self._answer = self.redis.register_script(_ANSWER_LUA)
+        self._hold = self.redis.register_script(_HOLD_LUA)
 
     @staticmethod
     def _meta(class_id: str) -> str:
@@ -102,6 +112,10 @@ class RedisStore(PollStore):
             students=int(self.redis.hlen(self._meta(class_id) + ":students")),
             names=names,
         )
+
+    def hold(self, class_id: str, student: str, holder: str) -> bool:
+        key = f"{self._meta(str(class_id))}:hold:{student}"  # expires HOLD_S after a renewal
+        return bool(self._hold(keys=[key], args=[str(holder), str(int(HOLD_S * 1000))]))
 
     def _stored_secret(self) -> str:
         self.redis.set("poll:secret", secrets.token_hex(32), nx=True)  # the first one wins

@@ -18,6 +18,7 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from attention_core.poll.guard import HOLD_S
 from attention_core.poll.store import ClassInfo, PollError, PollStore, Question, normalise_code
 
 __all__ = ["SQLiteStore"]
@@ -54,6 +55,11 @@ CREATE TABLE IF NOT EXISTS answers (
 );
 -- the signing secret of student ids, made once by the first replica (guard.py)
 CREATE TABLE IF NOT EXISTS poll_secret (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- which browser session holds a student's seat, and when it last said so (guard.py)
+CREATE TABLE IF NOT EXISTS poll_holders (
+    class_id TEXT NOT NULL, student TEXT NOT NULL, holder TEXT NOT NULL, seen REAL NOT NULL,
+    PRIMARY KEY (class_id, student)
+);
 -- the limits' counters: events of one key within one second
 CREATE TABLE IF NOT EXISTS poll_rate (
     key TEXT PRIMARY KEY, second INTEGER NOT NULL, n INTEGER NOT NULL
@@ -140,6 +146,18 @@ class SQLiteStore(PollStore):
     def info(self, code: str, *, with_names: bool = False) -> ClassInfo | None:
         code = normalise_code(code) or ""
         return self._info(self._db(), code, with_names)
+
+    def hold(self, class_id: str, student: str, holder: str) -> bool:
+        now = time.time()
+        with self._tx() as db:
+            cursor = db.execute(
+                "INSERT INTO poll_holders (class_id, student, holder, seen) VALUES (?,?,?,?) "
+                "ON CONFLICT (class_id, student) DO UPDATE SET holder = excluded.holder, "
+                "seen = excluded.seen WHERE poll_holders.holder = excluded.holder "
+                "OR poll_holders.seen < ?",
+                (str(class_id), str(student), str(holder), now, now - HOLD_S),
+            )
+            return cursor.rowcount == 1
 
     def _stored_secret(self) -> str:
         with self._tx() as db:

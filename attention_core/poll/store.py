@@ -224,6 +224,11 @@ class PollStore(ABC):
         """Close the class: no more joins or answers; its code may later be reused."""
 
     @abstractmethod
+    def hold(self, class_id: str, student: str, holder: str) -> bool:
+        """Session `holder` takes or renews the seat `student` of class `class_id`; False
+        while another holder renewed it within the last HOLD_S seconds (guard.py)."""
+
+    @abstractmethod
     def _stored_secret(self) -> str:
         """The secret kept in the store, made by the first replica that asked."""
 
