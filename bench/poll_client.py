@@ -6,8 +6,9 @@ pushes a question and then refreshes its live fragment, whose histogram `histogr
 A phone (`run_student`) opens the join link (`?class=CODE`), taps "Join", refreshes its
 live fragment every STUDENT_REFRESH_S (what the page's `st.fragment(run_every=...)` makes a
 browser do), taps one key's button when it decides, and keeps refreshing; when its
-connection drops it reconnects with the same link (class code and student id) and looks
-for its earlier answer. What each phone did and saw is kept in its `Student`.
+connection drops it reconnects with the same link (class code and student id), waits for
+the dead session's hold on its seat to lapse (HOLD_S), and looks for its earlier answer.
+What each phone did and saw is kept in its `Student`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
+from attention_core.i18n import t
+from attention_core.poll.guard import HOLD_S
 from bench.streamlit_client import _DONE, CHART, StreamlitTab, Update
 from ui.classroom import STUDENT_REFRESH_S  # the page's fragment timer
 
@@ -154,6 +157,12 @@ def _unescape(markdown: str) -> str:
     return re.sub(r"\\(.)", r"\1", markdown)
 
 
+def _seat_taken(tab: PollTab) -> bool:
+    """The page said this link's seat is held by another session (guard.py's HOLD_S)."""
+    said = t("poll_seat_taken", "en", seconds=int(HOLD_S))
+    return any(_unescape(alert) == said for alert in tab.alerts)
+
+
 def run_student(
     url: str, code: str, me: Student, t0: float, labels: list[str], stop_at: float
 ) -> None:
@@ -174,6 +183,10 @@ def run_student(
                     if "sid=" not in tab.query:
                         raise RuntimeError(f"join failed: {tab.alerts}")
                 elif me.reconnects:  # back after a drop: is my earlier answer still there?
+                    # the dead replica's session held the seat: free within HOLD_S
+                    while _seat_taken(tab) and time.perf_counter() < stop_at:
+                        time.sleep(STUDENT_REFRESH_S)
+                        tab.refresh()
                     me.seen_after_reconnect = [_unescape(a) for a in tab.alerts]
                     shown = any(labels[me.choice] in _unescape(a) for a in tab.alerts)
                     no_buttons = not any(k.startswith("poll_answer_") for k in tab.widget_ids)

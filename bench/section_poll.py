@@ -14,7 +14,10 @@ of the app sharing it (ATTENTION_POLL_REDIS_URL), nginx in front (deploy/run_rep
 100 students arrive over the first 5 s and answer within 10 s; at 5 s one replica is
 killed (SIGKILL). Its students' connections drop; they reconnect through nginx with the
 same link (class code and student id), land on the other replica, find their earlier
-answer still counted, or answer now. The teacher's tab is on the replica that stays up.
+answer still counted, or answer now. The teacher's tab is on the replica that stays up;
+a second run puts it on the replica that is killed: it reconnects through nginx with its
+own URL (class code + teacher key, both in the store), shows the histogram again and
+reveals from the other replica.
 
 Measured:
   counted     the store's final counts equal a Counter of what the students tapped, each
@@ -23,6 +26,8 @@ Measured:
               teacher refresh that *started* after the tap's reply came back (so the tap
               was stored before it): an upper bound on what the projector lags
   reconnects  students whose connection dropped, and whose earlier answer they saw again
+  teacher     (second run) seconds from the kill to the teacher's histogram on the other
+              replica, and whether its reveal there worked
 
     python -m bench poll            # 100 students, two replicas, Redis, one killed
     python -m bench poll --quick    # 20 students, no kill
@@ -103,6 +108,8 @@ class PollResult:
     answered_then_dropped: int  # had their tap's reply, then lost their connection
     recovered: int  # tap stored, reply lost with the replica, found counted on reconnect
     errors: list[str]
+    teacher_back_s: float | None  # teacher on the killed replica: kill → histogram again
+    teacher_controls_after: bool | None  # …and its reveal on the other replica worked
     wall_s: float
     crowd: list[Student] = field(default_factory=list, repr=False)
 
@@ -119,9 +126,13 @@ def run_poll(
     answer_s: float = ANSWER_S,
     end_s: float = END_S,
     seed: int = 0,
+    teacher_fallback_url: str | None = None,
 ) -> PollResult:
     """The poll described in the module docstring; `store` reads the final counts.
-    `students_url`: one address (nginx) or several, handed out in turn (replicas)."""
+    `students_url`: one address (nginx) or several, handed out in turn (replicas).
+    `teacher_fallback_url`: when the teacher's connection drops (its replica killed), its
+    tab reconnects there with its own URL (`class` + `teacher`: the key in the store) and
+    carries on; at the end it reveals, a teacher's control on the replica that stayed."""
     rng = random.Random(seed)
     urls = [students_url] if isinstance(students_url, str) else list(students_url)
     teacher, code = open_class_as_teacher(teacher_url)
@@ -148,12 +159,21 @@ def run_poll(
     for thread in threads:
         thread.start()
     killed_at = None
+    teacher_back: float | None = None
     while time.perf_counter() < stop_at + 2:
         if kill is not None and killed_at is None and time.perf_counter() >= t0 + kill_at_s:
             kill()
             killed_at = time.perf_counter() - t0
         started = time.perf_counter()
-        update = teacher.refresh()
+        try:
+            update = teacher.refresh()
+        except Exception:  # the teacher's replica died: reconnect with the teacher's URL
+            if teacher_fallback_url is None:
+                raise
+            teacher = _teacher_again(teacher, teacher_fallback_url)
+            update = teacher.refresh()
+            if histogram(update) is not None and killed_at is not None:
+                teacher_back = time.perf_counter() - t0 - killed_at
         bars = histogram(update)
         if bars is not None:
             observations.append((started, time.perf_counter(), bars))
@@ -161,6 +181,10 @@ def run_poll(
         time.sleep(max(0.0, TEACHER_REFRESH_S - (time.perf_counter() - started)))
     for thread in threads:
         thread.join(timeout=30)
+    controls_after = None
+    if teacher_fallback_url is not None and teacher_back is not None:
+        teacher.click("poll_reveal")
+        controls_after = bool(store.info(code).revealed)
     teacher.close()
     wall = time.perf_counter() - t0
 
@@ -208,12 +232,35 @@ def run_poll(
             1 for me in crowd if me.lost_at and me.stored and me.stored < me.lost_at
         ),
         errors=[e for me in crowd for e in me.errors][:5],
+        teacher_back_s=teacher_back,
+        teacher_controls_after=controls_after,
         wall_s=wall,
         crowd=crowd,
     )
 
 
-def _replicas_with_redis(students: int, logs: Path, *, kill: bool) -> PollResult:
+def _teacher_again(lost: PollTab, url: str) -> PollTab:
+    """The teacher's tab reconnected to `url` with the same address (class + teacher key),
+    as the frontend reconnects; it retries while the proxy still tries the dead replica."""
+    lost.close()
+    for _ in range(40):
+        tab = PollTab(url)
+        tab.query = lost.query
+        try:
+            tab.__enter__()
+            tab.open()
+            if "poll_reveal" in tab.widget_ids and tab.fragment:
+                return tab
+        except Exception:
+            pass
+        tab.close()
+        time.sleep(0.25)
+    raise RuntimeError("the teacher's tab found no replica that carries its class")
+
+
+def _replicas_with_redis(
+    students: int, logs: Path, *, kill: bool, teacher_on_victim: bool = False
+) -> PollResult:
     from attention_core.poll import RedisStore
     from deploy.app_server import free_port, start_app, stop, wait_healthy, warm_up
     from deploy.run_replicas import start_nginx
@@ -234,17 +281,18 @@ def _replicas_with_redis(students: int, logs: Path, *, kill: bool) -> PollResult
         nginx = start_nginx(ports, listen=listen, prefix=logs / "nginx", debug_upstream_header=True)
         procs.append(nginx)
         wait_healthy(f"http://{listen}/_stcore/health", proc=nginx)
-        victim = procs[0]  # the teacher is on the other replica
+        victim = procs[0]  # the teacher is on the other replica, or on this one
 
         def kill_replica() -> None:
             os.killpg(victim.pid, signal.SIGKILL)
 
         return run_poll(
             f"http://{listen}",
-            f"http://127.0.0.1:{ports[1]}",
+            f"http://127.0.0.1:{ports[0] if teacher_on_victim else ports[1]}",
             students,
             store=RedisStore(redis_url),
             kill=kill_replica if kill else None,
+            teacher_fallback_url=f"http://{listen}" if teacher_on_victim else None,
         )
     finally:
         for proc in reversed(procs):
@@ -272,13 +320,46 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
             "teacher refresh p95",
             "reconnected",
             "had answered when dropped / saw it counted after reconnecting",
+            "teacher's replica killed: histogram back after / reveal works",
         ],
     )
     logs = Path(tempfile.mkdtemp(prefix="bench-poll-", dir=RESULTS_DIR.parent))
     try:
-        result = _replicas_with_redis(students, logs, kill=not quick)
+        results = [_replicas_with_redis(students, logs, kill=not quick)]
+        if not quick:
+            results.append(_replicas_with_redis(students, logs, kill=True, teacher_on_victim=True))
     finally:
         shutil.rmtree(logs, ignore_errors=True)
+    for result in results:
+        _add_row(table, result)
+    result = results[0]
+    table.notes.append(
+        "Answer → histogram: from a student sending its tap to the end of the first teacher "
+        f"refresh (every {TEACHER_REFRESH_S} s, as the page's fragment) that started after "
+        f"the tap was stored. Students refresh every {STUDENT_REFRESH_S} s, as the page's "
+        "fragment makes a phone do. The "
+        f"load generator ({students + 1} threads) shares the machine's cores with both "
+        "replicas, nginx and Redis. A student whose replica died waits for its seat's hold "
+        "to lapse (HOLD_S, attention_core/poll/guard.py) before answering again."
+    )
+    for each in results:
+        if each.errors:
+            table.notes.append("first reconnect reasons: " + "; ".join(each.errors))
+    raws = [{k: v for k, v in each.__dict__.items() if k != "crowd"} for each in results]
+    names = ["poll", "poll_teacher_killed"][: len(raws)]
+    data = {
+        name: json.loads(json.dumps(raw, default=str))
+        for name, raw in zip(names, raws, strict=True)
+    }
+    return [table], data
+
+
+def _add_row(table: Table, result: PollResult) -> None:
+    teacher = (
+        "—"
+        if result.teacher_back_s is None
+        else f"{result.teacher_back_s:.1f} s / {'yes' if result.teacher_controls_after else 'NO'}"
+    )
     table.add(
         result.students,
         f"{result.killed_at_s:.1f} s" if result.killed_at_s is not None else "—",
@@ -291,19 +372,8 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
         result.reconnected,
         f"{result.answered_then_dropped} / {result.saw_earlier_answer}"
         + (f" (+{result.recovered} whose reply was lost)" if result.recovered else ""),
+        teacher,
     )
-    table.notes.append(
-        "Answer → histogram: from a student sending its tap to the end of the first teacher "
-        f"refresh (every {TEACHER_REFRESH_S} s, as the page's fragment) that started after "
-        f"the tap was stored. Students refresh every {STUDENT_REFRESH_S} s, as the page's "
-        "fragment makes a phone do. The "
-        f"load generator ({students + 1} threads) shares the machine's cores with both "
-        "replicas, nginx and Redis."
-    )
-    if result.errors:
-        table.notes.append("first reconnect reasons: " + "; ".join(result.errors))
-    raw = {k: v for k, v in result.__dict__.items() if k != "crowd"}
-    return [table], {"poll": json.loads(json.dumps(raw, default=str))}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -118,3 +118,20 @@ def test_a_hundred_students_on_two_replicas_with_redis_survive_a_killed_replica(
     # every student who had answered before losing the replica found the answer counted
     assert result.answered_then_dropped > 0
     assert result.saw_earlier_answer == result.answered_then_dropped
+
+
+@pytest.mark.load
+def test_a_teacher_whose_replica_dies_keeps_the_class(tmp_path: Path) -> None:
+    """The kill-a-replica run with the teacher's tab on the replica that is killed: it
+    reconnects through nginx with its own URL and carries on (histogram, then reveal)."""
+    for tool in ("redis-server", "nginx"):
+        if not shutil.which(tool) and not Path(f"/usr/sbin/{tool}").exists():
+            unavailable(f"{tool} is not installed")
+    from bench.section_poll import _replicas_with_redis
+
+    result = _replicas_with_redis(30, tmp_path, kill=True, teacher_on_victim=True)
+    print(result)
+    assert result.killed_at_s is not None
+    assert result.teacher_back_s is not None and result.teacher_controls_after
+    assert result.counted_once, result
+    assert sum(result.store_counts.values()) == 30
