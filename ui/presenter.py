@@ -28,8 +28,9 @@ from urllib.parse import urlencode, urlsplit
 import segno
 import streamlit as st
 
+from attention_core.i18n import LANGS
 from ui.address import served_base
-from ui.common import lang, tr
+from ui.common import choose, lang, preset, tr
 
 __all__ = [
     "PRESENT_PARAM",
@@ -89,7 +90,33 @@ _PHONE_CSS = """
   [data-testid="stRadio"] label { min-height: 44px; align-items: center; }
   .studio-chart { max-width: 100%; overflow-x: auto; }
   [data-testid="stMarkdownContainer"] { overflow-wrap: anywhere; }
+  /* Streamlit's own small targets: the sidebar's arrow, toggles, page links, help icons,
+     a multiselect tag's ×, the chart toolbar (below the chart: it covered titles) */
+  [data-testid="stExpandSidebarButton"], [data-testid$="CollapseButton"] button,
+  [data-testid="stTooltipHoverTarget"], [data-testid="stTooltipIcon"],
+  span[data-baseweb="tag"] span[role="presentation"]
+    { min-width: 44px !important; min-height: 44px !important; display: inline-flex;
+      align-items: center; justify-content: center; }
+  [data-testid="stCheckbox"] label, [data-testid$="NavLink"], span[data-baseweb="tag"]
+    { min-height: 44px !important; align-items: center; }
+  [data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
+  [data-testid="stButtonGroup"] button { min-height: 44px; height: auto; }
+  [data-testid="stButtonGroup"] button p { white-space: normal; }
+  .studio-chart { padding-bottom: 48px; }
+  .studio-chart .modebar-container { top: auto !important; bottom: -48px; }
+  .studio-chart .modebar-btn { min-width: 44px; min-height: 44px; display: inline-flex !important;
+    align-items: center; justify-content: center; }
+  .st-key-phone_controls { display: flex !important; }
 }
+.st-key-phone_controls { display: none; }
+</style>
+"""
+
+# Streamlit's English that no app can translate: the "Running… Stop" widget during a long
+# run (training, playback); the ⋮ menu is off in .streamlit/config.toml (toolbarMode).
+_CHROME_CSS = """
+<style>
+[data-testid="stStatusWidget"] { display: none !important; }
 </style>
 """
 
@@ -145,6 +172,32 @@ export default function (component) {
 }
 """
 _keys = st.components.v2.component(_KEYS_COMPONENT, js=_JS, isolate_styles=False)
+
+
+def _phone_controls() -> None:
+    """The language and the sentence in the main area, shown on a phone only (_PHONE_CSS):
+    there the sidebar is folded away behind a small arrow. Each mirrors the sidebar's
+    widget (app.py's keys `lang` and `text`): it starts from it and writes to it."""
+    state = st.session_state
+
+    def _to_sidebar() -> None:
+        preset("lang", state["phone_lang"])
+        state["text"] = state["phone_text"]
+
+    preset("phone_lang", lang())
+    state["phone_text"] = state.get("text", "")
+    with st.container(key="phone_controls"):
+        with st.expander(tr("phone_controls_label"), icon=":material/translate:"):
+            choose(
+                st.radio,
+                tr("lang_label"),
+                LANGS,
+                key="phone_lang",
+                horizontal=True,
+                format_func={"en": "English", "zh-TW": "繁體中文"}.__getitem__,
+                on_change=_to_sidebar,
+            )
+            st.text_area(tr("text_label"), key="phone_text", height=90, on_change=_to_sidebar)
 
 
 def in_presenter_mode() -> bool:
@@ -224,11 +277,12 @@ def presenter_mode(page: Any | None = None) -> None:
     """The presenter switch, for every page: call once in app.py after the navigation is
     known (`page`, to link the right page in the QR code), before `page.run()`."""
     state = st.session_state
-    st.html(_PHONE_CSS)
+    st.html(_PHONE_CSS + _CHROME_CSS)
     wanted = st.query_params.get(PRESENT_PARAM)
     if wanted is not None:  # the URL decides when it says something
         state[_STATE] = wanted in ("1", "true", "yes", "on")
     if not in_presenter_mode():
+        _phone_controls()
         st.query_params.pop(PRESENT_PARAM, None)
         with st.sidebar:  # tells the page's key listener that the mode is off
             _keys(key="presenter_keys_app", data={"present": False})
