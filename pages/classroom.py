@@ -324,6 +324,8 @@ teaching = teacher_class()
 code_in_url = normalise_code(str(st.query_params.get(CLASS_PARAM, "")))
 if teaching:
     set_share_query({CLASS_PARAM: teaching[0]})  # the join link, also after a reconnect
+    # the teacher's own address again (a visit to another page cleared the URL)
+    st.query_params[CLASS_PARAM], st.query_params[TEACHER_PARAM] = teaching
     teacher_view(teaching[0])
 elif code_in_url:
     student_view(code_in_url)

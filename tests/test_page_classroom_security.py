@@ -109,6 +109,13 @@ def test_the_teachers_link_carries_the_class_to_another_replica(db: Path) -> Non
     (link,) = [c.value for c in teacher.code]
     assert key not in link and link.endswith(f"?class={code}&lang=en")
     teacher.button(key="poll_push").click().run()
+    teacher.switch_page("pages/quiz.py")  # another page clears the URL …
+    teacher.query_params.clear()
+    teacher.session_state["quiz_sources"] = ["untrained"]
+    teacher.run()
+    assert "teacher" not in teacher.query_params  # … so the quiz's share link has no key
+    teacher.switch_page(PAGE).run()  # … and back on the Classroom page it is there again
+    assert (_param(teacher, "class"), _param(teacher, "teacher")) == (code, key)
     elsewhere = open_after_first_run(PAGE, {"class": code, "teacher": key})
     assert {"poll_push", "poll_reveal", "poll_close"} <= set(_buttons(elsewhere))
     (link,) = [c.value for c in elsewhere.code]
