@@ -94,10 +94,11 @@ _PHONE_CSS = """
      a multiselect tag's ×, the chart toolbar (below the chart: it covered titles) */
   [data-testid="stExpandSidebarButton"], [data-testid$="CollapseButton"] button,
   [data-testid="stTooltipHoverTarget"], [data-testid="stTooltipIcon"],
-  span[data-baseweb="tag"] span[role="presentation"]
+  [data-testid="stMultiSelect"] button
     { min-width: 44px !important; min-height: 44px !important; display: inline-flex;
       align-items: center; justify-content: center; }
-  [data-testid="stCheckbox"] label, [data-testid$="NavLink"], span[data-baseweb="tag"]
+  [data-testid="stCheckbox"] label, [data-testid$="NavLink"],
+  [data-testid="stMultiSelectTagsContainer"] [data-tag]
     { min-height: 44px !important; align-items: center; }
   [data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
   [data-testid="stButtonGroup"] button { min-height: 44px; height: auto; }
