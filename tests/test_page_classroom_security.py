@@ -13,9 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from attention_core.i18n import t
 from attention_core.poll import MAX_NAME, SQLiteStore
+from attention_core.poll.guard import HOLD_S
 from attention_core.quiz import DECISIVE_MARGIN
 from tests.apptest_helpers import md_unescape, open_after_first_run, texts
 
@@ -32,12 +34,12 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def _param(at, name: str) -> str:  # type: ignore[no-untyped-def]
+def _param(at: AppTest, name: str) -> str:
     value = at.query_params.get(name, "")
     return value[0] if isinstance(value, list) else value
 
 
-def _open(params: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+def _open(params: dict[str, str] | None = None) -> tuple[AppTest, str, str]:
     at = open_after_first_run(PAGE, params)
     at.button(key="poll_open").click().run()
     assert not at.exception, at.exception
@@ -45,7 +47,7 @@ def _open(params: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
     return at, code, key
 
 
-def _join(code: str, name: str = "", **params: str):  # type: ignore[no-untyped-def]
+def _join(code: str, name: str = "", **params: str) -> AppTest:
     at = open_after_first_run(PAGE, {"class": code, **params})
     at.text_input(key="poll_join_name").input(name).run()
     at.button(key="poll_join").click().run()
@@ -53,7 +55,7 @@ def _join(code: str, name: str = "", **params: str):  # type: ignore[no-untyped-
     return at
 
 
-def _buttons(at) -> list[str]:  # type: ignore[no-untyped-def]
+def _buttons(at: AppTest) -> list[str]:
     return [b.key for b in at.button if b.key]
 
 
@@ -174,7 +176,8 @@ def test_a_classmates_copied_link_cannot_answer_while_its_owner_is_in_class(
     owner = _join(code, "Ann")
     sid = _param(owner, "sid")
     copier = open_after_first_run(PAGE, {"class": code, "sid": sid})  # the copied link
-    assert md_unescape(t("poll_seat_taken", "en", seconds=8)) in md_unescape(texts(copier))
+    taken = md_unescape(t("poll_seat_taken", "en", seconds=int(HOLD_S)))
+    assert taken in md_unescape(texts(copier))
     assert not [k for k in _buttons(copier) if k.startswith("poll_answer_")]
     owner.button(key="poll_answer_1_1").click().run()  # the owner answers, as before
     store = SQLiteStore(db)
@@ -183,4 +186,4 @@ def test_a_classmates_copied_link_cannot_answer_while_its_owner_is_in_class(
     # the owner's phone goes away: after HOLD_S the same link carries on in a new session
     monkeypatch.setattr(sqlite_module, "HOLD_S", 0.0)
     copier.run()
-    assert t("poll_seat_taken", "en", seconds=8) not in md_unescape(texts(copier))
+    assert taken not in md_unescape(texts(copier))

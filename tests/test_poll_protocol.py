@@ -19,6 +19,7 @@ import pytest
 
 from attention_core.i18n import t
 from attention_core.poll import SQLiteStore
+from attention_core.poll.guard import HOLD_S
 from bench.poll_client import PollTab, open_class_as_teacher
 from bench.section_poll import run_poll
 from deploy.app_server import serving
@@ -78,7 +79,7 @@ def test_forged_requests_over_the_websocket_are_refused(
                 assert not any(k.startswith("poll_answer_") for k in tab.widget_ids)
             with PollTab(app.url, {"class": code, "sid": sid}) as copier:  # a copied link
                 copier.open()
-                assert _said(copier, "poll_seat_taken", seconds=8)
+                assert _said(copier, "poll_seat_taken", seconds=int(HOLD_S))
                 assert not any(k.startswith("poll_answer_") for k in copier.widget_ids)
                 copier.widget_ids[answer_key] = owner.widget_ids[answer_key]  # replayed id
                 copier.click(answer_key)

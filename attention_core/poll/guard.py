@@ -52,7 +52,7 @@ JOINS_PER_S_CLASS = 60  # a class of 300 arriving within 10 s is ~30 a second
 JOINS_PER_S_STUDENT = 3  # one phone's joins (a reload, a reconnect) per second
 ANSWERS_PER_S_CLASS = 300  # every student of a full class tapping in the same second
 ANSWERS_PER_S_STUDENT = 5  # one phone's taps per second (one counts per question anyway)
-HOLD_S = 8.0  # a seat's hold lapses after this long without a refresh (4 missed ones)
+HOLD_S = 6.0  # a seat's hold lapses after this long without a refresh (3 missed ones)
 _NONCE, _TAG = 16, 24  # hex digits
 
 
