@@ -138,8 +138,10 @@ class RedisStore(PollStore):
             return None
         student = self._seat(class_id, student)
         seats = self._meta(class_id) + ":students"
-        known = bool(self.redis.hexists(seats, student))
-        self._check_join(class_id, student, known, int(self.redis.hlen(seats)))
+        self._check_join(class_id, student)
+        # not atomic with the write below: two replicas may seat a student or two past
+        # MAX_CLASS_SIZE at once (SQLite checks and writes in one transaction)
+        self._check_size(bool(self.redis.hexists(seats, student)), int(self.redis.hlen(seats)))
         pipe = self.redis.pipeline()
         name = self._check_name(name)
         if name:

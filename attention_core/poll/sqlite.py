@@ -194,15 +194,15 @@ class SQLiteStore(PollStore):
         if found is None:
             return None
         student = self._seat(found[0], student)
-        with self._tx() as db:
+        self._check_join(found[0], student)
+        with self._tx() as db:  # the size check and the insert in one write transaction
             known = db.execute(
                 "SELECT 1 FROM students WHERE class_id = ? AND student = ?", (found[0], student)
             ).fetchone()
             (size,) = db.execute(
                 "SELECT COUNT(*) FROM students WHERE class_id = ?", (found[0],)
             ).fetchone()
-        self._check_join(found[0], student, known is not None, int(size))
-        with self._tx() as db:
+            self._check_size(known is not None, int(size))
             db.execute(
                 "INSERT INTO students (class_id, student, name, joined) VALUES (?,?,?,?) "
                 "ON CONFLICT (class_id, student) DO UPDATE SET name = "

@@ -263,9 +263,13 @@ class PollStore(ABC):
             raise PollRefused("busy")
         return student
 
-    def _check_join(self, class_id: str, student: str, known: bool, size: int) -> None:
+    @staticmethod
+    def _check_size(known: bool, size: int) -> None:
+        """A new student in a class of `size`: PollRefused("full") at MAX_CLASS_SIZE."""
         if not known and size >= MAX_CLASS_SIZE:
             raise PollRefused("full", most=MAX_CLASS_SIZE)
+
+    def _check_join(self, class_id: str, student: str) -> None:
         if not self._allow(f"j:{class_id}:{student}", JOINS_PER_S_STUDENT) or not self._allow(
             f"j:{class_id}", JOINS_PER_S_CLASS
         ):
