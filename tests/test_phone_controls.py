@@ -11,7 +11,16 @@ from apptest_helpers import run_app
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_the_phone_controls_write_the_language_and_the_sentence_to_the_sidebar():
+def test_no_phone_controls_on_a_desktop():
+    at = run_app({"text": "the cat sat", "lang": "en"})  # AppTest sends no User-Agent
+    assert not at.exception
+    assert not [w for w in at.text_area if w.key == "phone_text"]
+
+
+def test_the_phone_controls_write_the_language_and_the_sentence_to_the_sidebar(monkeypatch):
+    import ui.presenter
+
+    monkeypatch.setattr(ui.presenter, "on_a_phone", lambda: True)
     at = run_app({"text": "the cat sat", "lang": "en"})
     assert not at.exception
     phone_text = at.text_area(key="phone_text")

@@ -175,10 +175,17 @@ export default function (component) {
 _keys = st.components.v2.component(_KEYS_COMPONENT, js=_JS, isolate_styles=False)
 
 
+def on_a_phone() -> bool:
+    """Whether the browser says it is a phone ("Mobi" in its User-Agent, Mozilla's advice):
+    only there the main area gets the language and the sentence (`_phone_controls`)."""
+    return "Mobi" in str(st.context.headers.get("User-Agent") or "")
+
+
 def _phone_controls() -> None:
-    """The language and the sentence in the main area, shown on a phone only (_PHONE_CSS):
-    there the sidebar is folded away behind a small arrow. Each mirrors the sidebar's
-    widget (app.py's keys `lang` and `text`): it starts from it and writes to it."""
+    """The language and the sentence in the main area, for a phone (`on_a_phone`; shown
+    below 640 px only, _PHONE_CSS): there the sidebar is folded away behind a small arrow.
+    Each mirrors the sidebar's widget (app.py's keys `lang` and `text`): it starts from it
+    and writes to it."""
     state = st.session_state
 
     def _to_sidebar() -> None:
@@ -283,7 +290,8 @@ def presenter_mode(page: Any | None = None) -> None:
     if wanted is not None:  # the URL decides when it says something
         state[_STATE] = wanted in ("1", "true", "yes", "on")
     if not in_presenter_mode():
-        _phone_controls()
+        if on_a_phone():
+            _phone_controls()
         st.query_params.pop(PRESENT_PARAM, None)
         with st.sidebar:  # tells the page's key listener that the mode is off
             _keys(key="presenter_keys_app", data={"present": False})
