@@ -157,7 +157,7 @@ _GATHER = """
   const display = hidden.map((el) => el.style.display);
   hidden.forEach((el) => { el.style.display = 'none'; });
   try {
-    for (const id of ['stMain', 'stSidebar']) {
+    for (const id of ['stMain', 'stSidebar', 'stHeader']) {  // the header: Streamlit's menu
       const root = document.querySelector(`[data-testid="${id}"]`);
       if (!root) continue;
       push('text', root.innerText);
@@ -183,6 +183,10 @@ _GATHER = """
   return out;
 }
 """
+_STOP_HIDDEN = """() => { const probe = document.createElement('div');
+  probe.setAttribute('data-testid', 'stStatusWidget'); probe.textContent = 'Stop';
+  document.querySelector('[data-testid="stApp"]').appendChild(probe);
+  const hidden = getComputedStyle(probe).display === 'none'; probe.remove(); return hidden; }"""
 _SETTLED = """
 () => {
   const app = document.querySelector('[data-testid="stApp"]');
@@ -396,6 +400,9 @@ def test_every_page_speaks_one_language(page: Page, app_server: str, lang: str):
     open_page(page, app_server, "", {"text": SENTENCE[lang], **SETTINGS})
     if lang == "zh-TW":
         _switch_to_chinese(page)
+    # Streamlit's English that no app translates: the ⋮ menu, the "Running… Stop" widget
+    expect(page.locator('[data-testid="stMainMenu"]')).to_have_count(0)
+    assert page.evaluate(_STOP_HIDDEN), "Streamlit's English 'Stop' button would show"
     found: list[str] = []
     for path in PAGES:
         if path:
