@@ -74,3 +74,26 @@ def test_the_served_plotly_js_is_the_version_the_plotly_package_ships() -> None:
     digest = "79542150855a52c567260e3137095dbe2b744e6d702a5cabe67da246942fba7a"
     assert hashlib.sha256(ours).hexdigest() == digest
     assert len(ours) < len(full) / 3  # what a phone downloads and parses
+
+
+def test_plotly_is_loaded_from_a_url_that_names_its_version():
+    """ui/server.py lets browsers keep plotly.js for a year: its URL carries the file's
+    hash, so another bundle under the same name is fetched anew."""
+    import hashlib
+
+    from apptest_helpers import drawn_charts, run_app
+
+    from attention_core.resources import ASSETS_DIR
+    from ui.charts import PLOTLY_JS
+    from ui.server import PLOTLY_ROUTE
+
+    digest = hashlib.sha256((ASSETS_DIR / "plotly" / PLOTLY_JS).read_bytes()).hexdigest()[:12]
+    at = run_app()
+    import json
+
+    from ui.charts import CHART_COMPONENT
+
+    chart = next(e for e in at.get("bidi_component") if e.proto.component_name == CHART_COMPONENT)
+    (payload,) = json.loads(chart.proto.json)
+    assert payload["plotly"] == f"{PLOTLY_ROUTE}{PLOTLY_JS}?v={digest}"
+    assert drawn_charts(at)

@@ -24,6 +24,7 @@ Tests read it back from the component's data (tests/apptest_helpers.py).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Mapping
@@ -158,7 +159,14 @@ def _plotly_url() -> str:
         _served.set()
     base = str(st.get_option("server.baseUrlPath") or "").strip("/")
     prefix = f"/{base}" if base else ""
-    return f"{prefix}/component/{__name__}.{_ASSETS}/{PLOTLY_JS}"
+    # the file's own hash in the query: ui/server.py lets browsers keep it for a year, and
+    # another plotly.js under the same name must not be taken for the old one
+    return f"{prefix}/component/{__name__}.{_ASSETS}/{PLOTLY_JS}?v={_plotly_version()}"
+
+
+@cache
+def _plotly_version() -> str:
+    return hashlib.sha256((_PLOTLY_DIR / PLOTLY_JS).read_bytes()).hexdigest()[:12]
 
 
 @cache

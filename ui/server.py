@@ -9,16 +9,17 @@ script, pages and settings as before, with two additions for a class that arrive
    (Streamlit's own script check, the one behind `server.scriptHealthCheckEnabled`), so
    torch, jieba's dictionary and the default view are loaded while the first browser is
    still loading its JavaScript, not after it asks for a page; then pandas, which only
-   the pages with tables need. deploy/ warmed its servers
-   from outside; a teacher's plain `streamlit run app.py` now does it by itself.
+   the pages with tables need. deploy/ warmed its servers from outside; a teacher's plain
+   `streamlit run app.py` now does it by itself.
 2. **Static files from memory, compressed once** (`StaticAssets`): a phone's first visit
    asks for ~120 files (Streamlit's JavaScript, CSS and fonts, and plotly.js). Streamlit
    reads each from disk in a worker thread through its whole middleware stack (~1.9 ms of
    the one process's CPU a file, 0.23 s a visit) and sends its JavaScript uncompressed
    (3.8 MB a visit) because compressing on every request would cost more. Here each file
    is read and gzipped once, then answered from memory in front of that stack: the bytes
-   Streamlit would send, with the same caching headers, an ETag (304 on a revisit), and
-   gzip when the browser accepts it. Only files that exist below the two folders are
+   Streamlit would send, kept by browsers for a year as Streamlit's own (their names carry
+   their hash; plotly.js's URL carries its hash, ui/charts.py), an ETag (304 on a
+   revisit), and gzip when the browser accepts it. Only files that exist below the two folders are
    answered; everything else (the page itself, the websocket, health checks, media, any
    path with `..`) goes to Streamlit untouched.
 """

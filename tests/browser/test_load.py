@@ -66,7 +66,7 @@ UNTHROTTLED = [  # 20 tabs in one browser: keep every one at full speed
     "--disable-renderer-backgrounding",
     "--disable-backgrounding-occluded-windows",
 ]
-PLOTLY_BUNDLE = "**/component/*/plotly-cartesian.min.js"  # plotly.js, as ui/charts.py loads it
+PLOTLY_BUNDLE = "**/component/*/plotly-cartesian.min.js?v=*"  # plotly.js, as ui/charts.py loads it
 _CHART = ".studio-chart.js-plotly-plot"
 _STATE = """() => ['connection', 'script'].map((s) => document.querySelector(
   '[data-testid="stApp"]')?.getAttribute(`data-test-${s}-state`))"""
