@@ -108,6 +108,13 @@ def decode(array: Any) -> np.ndarray:
     return np.asarray(array, dtype=float)
 
 
+def weights_of(trace: dict[str, Any]) -> np.ndarray:
+    """The attention weights a heatmap trace shows (hover, cell numbers): its `customdata`
+    where its colours follow a scale of their own (figures.heads: causal rows relative to
+    their even share 1/(i+1)), else its z."""
+    return decode(trace["customdata"] if "customdata" in trace else trace["z"])
+
+
 def heatmaps(at: AppTest, chart: int = 0) -> list[dict[str, Any]]:
     """The heatmap traces of one chart."""
     return [t for t in figures(at)[chart]["data"] if t["type"] == "heatmap"]

@@ -25,7 +25,7 @@ from urllib.parse import parse_qs
 
 import numpy as np
 import pytest
-from apptest_helpers import APP, decode, drawn_charts, heatmaps, run_app, shown_labels
+from apptest_helpers import APP, decode, drawn_charts, heatmaps, run_app, shown_labels, weights_of
 from helpers_hostile import ACTIVE, MARKUP, SMALL, TEXTS, assert_healthy, infos, unescaped, warnings
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
@@ -225,7 +225,7 @@ sys.path.insert(0, {tests!r})
 from apptest_helpers import heatmaps, run_app
 at = run_app(json.loads(sys.argv[1]))
 assert not at.exception, at.exception
-print(json.dumps([[h["name"], h["x"], h["z"]["bdata"]] for h in heatmaps(at)]))
+print(json.dumps([[h["name"], h["x"], h.get("customdata", h["z"])["bdata"]] for h in heatmaps(at)]))
 """
 
 
@@ -242,7 +242,10 @@ def test_same_link_gives_bit_identical_matrices_in_two_processes():
     )
     assert child.returncode == 0, child.stderr[-2000:]
     there = json.loads(child.stdout.strip().splitlines()[-1])
-    here = [[h["name"], h["x"], h["z"]["bdata"]] for h in heatmaps(run_app(SHARED_LINK))]
+    here = [
+        [h["name"], h["x"], h.get("customdata", h["z"])["bdata"]]  # the weights shown
+        for h in heatmaps(run_app(SHARED_LINK))
+    ]
     assert len(here) == 3 and there == here
     z = np.frombuffer(base64.b64decode(here[0][2]), dtype=np.float32)
     assert np.isfinite(z).all() and not np.allclose(z, z[0])
@@ -254,7 +257,7 @@ def test_downloads_hold_exactly_what_the_chart_shows(deferred):
     assert_healthy(at)
     traces = heatmaps(at)
     assert len(traces) == 4  # 3 heads and their mean
-    shown = {tr["name"]: decode(tr["z"]) for tr in traces}
+    shown = {tr["name"]: weights_of(tr) for tr in traces}
     labels = shown_labels(traces[0])
     rows = list(csv.DictReader(io.StringIO(deferred["text/csv"]["data"]())))
     from_csv = {name: np.zeros_like(z) for name, z in shown.items()}

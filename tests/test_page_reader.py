@@ -10,7 +10,15 @@ import shutil
 import numpy as np
 import pytest
 import torch
-from apptest_helpers import catalog_line, decode, figures, heatmaps, md_unescape, run_app, texts
+from apptest_helpers import (
+    catalog_line,
+    figures,
+    heatmaps,
+    md_unescape,
+    run_app,
+    texts,
+    weights_of,
+)
 
 from attention_core.i18n import t
 from attention_core.limits import EXACT
@@ -31,7 +39,7 @@ def own_weights(text: str, layer: int) -> np.ndarray:
 
 
 def drawn(at) -> np.ndarray:
-    return np.stack([decode(trace["z"]) for trace in heatmaps(at)])  # (H, n, n)
+    return np.stack([weights_of(trace) for trace in heatmaps(at)])  # (H, n, n)
 
 
 def params(at) -> dict[str, str]:

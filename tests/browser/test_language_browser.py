@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from attention_core.i18n import glossary, t
 
@@ -402,7 +403,11 @@ def test_every_page_speaks_one_language(page: Page, app_server: str, lang: str):
         _switch_to_chinese(page)
     # Streamlit's English that no app translates: the ⋮ menu, the "Running… Stop" widget
     expect(page.locator('[data-testid="stMainMenu"]')).to_have_count(0)
-    assert page.evaluate(_STOP_HIDDEN), "Streamlit's English 'Stop' button would show"
+    # the app's CSS comes in an st.html element, drawn once its script lazily loads
+    try:
+        page.wait_for_function(_STOP_HIDDEN, timeout=APP_TIMEOUT_MS, polling=200)
+    except PlaywrightTimeout:
+        pytest.fail("Streamlit's English 'Stop' button would show")
     found: list[str] = []
     for path in PAGES:
         if path:

@@ -44,7 +44,7 @@ def heads_show(page: Page, labels: list[str], weights: np.ndarray) -> None:
             break
         assert time.monotonic() < deadline, f"still {traces[0]['x']}, not {labels}"
         page.wait_for_timeout(200)
-    drawn = np.array([tr["z"] for tr in traces], dtype=np.float64)  # (H, n, n)
+    drawn = np.array([tr["weights"] for tr in traces], dtype=np.float64)  # (H, n, n)
     np.testing.assert_allclose(drawn, weights, atol=EXACT, rtol=0)
 
 

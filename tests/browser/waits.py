@@ -260,6 +260,7 @@ _TRACES = """
   return (plot._fullData || []).map((t) => ({
     type: t.type, name: t.name ?? null, visible: t.visible,
     x: list(t.x), y: list(t.y), z: list(t.z), text: list(t.text),
+    weights: list(t.customdata ?? t.z),
   }));
 }
 """
@@ -330,8 +331,10 @@ def wait_for_charts(
 def plotly_traces(page: Page, chart: int = 0) -> list[dict[str, Any]]:
     """The traces of the `chart`-th Plotly chart as drawn (Plotly's `_fullData`).
 
-    Each: {"type", "name", "visible", "x", "y", "z", "text", "z_shape"}; heatmap z is a
-    list of rows of floats (decoded from the base64 typed array Streamlit sent).
+    Each: {"type", "name", "visible", "x", "y", "z", "text", "weights", "z_shape"}; heatmap
+    z is a list of rows of floats (decoded from the base64 typed array Streamlit sent);
+    "weights" are the numbers a reader hovers: `customdata` where the colours follow a
+    scale of their own (causal rows relative to their even share), else z.
     """
     traces = page.evaluate(_TRACES, [_CHART, chart])
     if traces is None:
