@@ -16,7 +16,6 @@ import json
 
 import streamlit as st
 
-from attention_core.i18n import LANGS
 from attention_core.limits import MAX_EMBED_DIM
 from attention_core.reader.card import shipped_shape
 from attention_core.resources import ASSETS_DIR
@@ -32,7 +31,7 @@ from attention_core.settings import (
     parse_settings,
 )
 from ui.cache import import_ui_stack
-from ui.common import choose, entry_guard, md_escape, sidebar_settings, tr
+from ui.common import choose, entry_guard, language_radio, md_escape, sidebar_settings, tr
 from ui.presenter import presenter_mode
 from ui.slots import script_place
 
@@ -105,14 +104,7 @@ def main() -> None:
         # Option widgets go through ui.common.choose, which does this and also keeps the value
         # when the labels change under it (a language switch).
         with st.sidebar:
-            choose(
-                st.radio,
-                tr("lang_label"),
-                LANGS,
-                key="lang",
-                horizontal=True,
-                format_func={"en": "English", "zh-TW": "繁體中文"}.__getitem__,
-            )
+            language_radio("lang")
             st.text_area(
                 tr("text_label"), state["text"], key="text", help=tr("text_help"), height=90
             )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from attention_core.i18n import DEFAULT_LANG, t
+from attention_core.i18n import DEFAULT_LANG, LANGS, t
 from attention_core.limits import MAX_TEXT_CHARS
 from attention_core.reader.card import ReaderError
 from attention_core.settings import KEYS, ModelSettings, Settings
@@ -300,6 +300,22 @@ def reader_unknown_warning(tokens: Sequence[Token], unknown: Sequence[int]) -> N
     units = dict.fromkeys(tokens[i].text for i in unknown)  # in order, once
     shown = "、".join(list(units)[:UNKNOWN_SHOWN]) + ("…" if len(units) > UNKNOWN_SHOWN else "")
     st.warning(md_escape(tr("reader_unknown", k=len(unknown), n=len(tokens), units=shown)))
+
+
+LANG_NAMES = {"en": "English", "zh-TW": "繁體中文"}  # each language named in itself
+
+
+def language_radio(key: str, **kwargs: Any) -> Any:
+    """The interface-language choice (the sidebar's `lang`, the phone's mirror of it)."""
+    return choose(
+        st.radio,
+        tr("lang_label"),
+        LANGS,
+        key=key,
+        horizontal=True,
+        format_func=LANG_NAMES.__getitem__,
+        **kwargs,
+    )
 
 
 def token_chips(labels: list[str], *, highlight: int | None = None) -> None:

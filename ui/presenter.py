@@ -28,9 +28,8 @@ from urllib.parse import urlencode, urlsplit
 import segno
 import streamlit as st
 
-from attention_core.i18n import LANGS
 from ui.address import served_base
-from ui.common import choose, lang, preset, tr
+from ui.common import lang, language_radio, preset, tr
 
 __all__ = [
     "PRESENT_PARAM",
@@ -196,15 +195,7 @@ def _phone_controls() -> None:
     state["phone_text"] = state.get("text", "")
     with st.container(key="phone_controls"):
         with st.expander(tr("phone_controls_label"), icon=":material/translate:"):
-            choose(
-                st.radio,
-                tr("lang_label"),
-                LANGS,
-                key="phone_lang",
-                horizontal=True,
-                format_func={"en": "English", "zh-TW": "繁體中文"}.__getitem__,
-                on_change=_to_sidebar,
-            )
+            language_radio("phone_lang", on_change=_to_sidebar)
             st.text_area(tr("text_label"), key="phone_text", height=90, on_change=_to_sidebar)
 
 
