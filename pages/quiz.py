@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 state = st.session_state
 DEFAULTS = {"quiz_score": 0, "quiz_answered": 0, "quiz_round_no": 0, "quiz_revealed": False}
+DONE = "quiz_done"  # {round number: the guess scored in it}: a round is scored once
 KINDS = ("trained", "pretrained", "untrained")
 TOY_TASKS = ("previous", "reverse")  # tasks whose trained heads draw one clear pattern
 
@@ -116,16 +117,24 @@ def _submit() -> None:
     state["quiz_score"] += int(quiz.is_correct(guess))
     state["quiz_last_guess"] = guess
     state["quiz_revealed"] = True
+    state[DONE] = {**state.get(DONE, {}), state["quiz_round_no"]: guess}
 
 
-def _next_round() -> None:
-    state["quiz_round_no"] += 1
-    state["quiz_revealed"] = False
-    state["quiz_guess"] = None
+def _go_to_round(step: int) -> None:
+    """The next (+1) or the previous (-1) round; one answered before shows its answer again
+    (scored once: its guess cannot change)."""
+    number = max(0, state["quiz_round_no"] + step)
+    state["quiz_round_no"] = number
+    done = state.get(DONE, {})
+    state["quiz_revealed"] = number in done
+    state["quiz_last_guess"] = done.get(number)
+    state["quiz_guess"] = done.get(number)
 
 
 def _reset() -> None:
     state["quiz_score"] = state["quiz_answered"] = 0
+    state[DONE] = {}
+    state["quiz_revealed"] = False
 
 
 entry_guard()
@@ -171,6 +180,7 @@ if before != context:
         st.info(tr("quiz_settings_changed"))
     state["quiz_context"] = context
     state["quiz_revealed"] = False
+    state[DONE] = {}  # other rounds now
     # set, not popped: choose() would bring a popped guess back from its memory, and the
     # browser would keep showing it (a guess for a question never asked)
     state["quiz_guess"] = None
@@ -224,15 +234,23 @@ choose(
     disabled=revealed,
     **({"horizontal": True} if picker is st.radio else {"placeholder": tr("highlight_none")}),
 )
-submit_col, next_col, _ = st.columns([1, 1, 3])
+prev_col, submit_col, next_col, _ = st.columns([1, 1, 1, 2])
+prev_col.button(
+    tr("quiz_prev"),
+    key="quiz_prev",
+    on_click=_go_to_round,
+    args=(-1,),
+    disabled=state["quiz_round_no"] == 0,
+)
 submit_col.button(
     tr("quiz_submit"), key="quiz_submit", on_click=_submit, disabled=revealed, type="primary"
 )
-next_col.button(tr("quiz_next"), key="quiz_next", on_click=_next_round)
+next_col.button(tr("quiz_next"), key="quiz_next", on_click=_go_to_round, args=(1,))
 if state.pop("quiz_no_pick", False):
     st.warning(tr("quiz_pick_first"))
 push_to_class(quiz, source)  # ui/classroom.py: a teacher's open class gets this question
-arrow_keys(right=("quiz_next",))  # ui/presenter.py: in presenter mode → is the next round
+# ui/presenter.py: in presenter mode → is the next round, ← the previous one
+arrow_keys(right=("quiz_next",), left=("quiz_prev",))
 
 # --- the answer and the clue: only after the guess ----------------------------------------
 if revealed:

@@ -145,6 +145,26 @@ def test_wrong_guess_does_not_score_and_next_hides_again():
     assert score(at) == (1, 2)
 
 
+def test_previous_question_shows_an_answered_round_again_scored_once():
+    params = _decisive_seed(EXAMPLE)
+    at = open_page("quiz", params, UNTRAINED)
+    assert at.button(key="quiz_prev").disabled  # nothing before the first round
+    first = asked(at)
+    _, worst = untrained_right_and_wrong(params, first)
+    at.radio(key="quiz_guess").set_value(worst)
+    at.button(key="quiz_submit").click().run()
+    at.button(key="quiz_next").click().run()
+    assert at.session_state["quiz_round_no"] == 1 and "quiz_chart" not in charts(at)
+    at.button(key="quiz_prev").click().run()
+    assert not at.exception
+    assert at.session_state["quiz_round_no"] == 0 and asked(at) == first  # the same question
+    assert "quiz_chart" in charts(at) and at.error  # its answer, the wrong guess as given
+    assert at.radio(key="quiz_guess").value == worst and at.radio(key="quiz_guess").disabled
+    assert at.button(key="quiz_submit").disabled and score(at) == (0, 1)
+    at.button(key="quiz_next").click().run()  # the unanswered round asks again
+    assert "quiz_chart" not in charts(at) and at.radio(key="quiz_guess").value is None
+
+
 def test_submit_without_a_guess_asks_for_one():
     at = open_page("quiz", EXAMPLE, TRAINED)
     at.button(key="quiz_submit").click().run()

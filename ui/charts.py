@@ -126,7 +126,9 @@ export default function (component) {
   // width in a much narrower container (a phone): the chart then scrolls sideways in its
   // own box, the page does not. Near that width it fits the container, as every chart.
   const planned = ((figure.layout && figure.layout.meta) || {}).studio_min_width || 0;
-  const narrow = planned > 0 && parentElement.clientWidth < 0.8 * planned;
+  // (Presenter mode scales charts itself: ui/presenter.py's fitCharts.)
+  const presenting = (window.__studioPresenter || {}).present;
+  const narrow = !presenting && planned > 0 && parentElement.clientWidth < 0.8 * planned;
   plot.style.minWidth = narrow ? planned + "px" : "";
   parentElement.style.overflowX = narrow ? "auto" : "";
   // A click on a point is sent to Python (show_chart(..., clicks=True) returns it once).
@@ -137,6 +139,7 @@ export default function (component) {
       Plotly.react(plot, figure.data, figure.layout, withSvgButton(Plotly, plot, data)),
     )
     .then(() => {
+      if (window.__studioFitCharts) window.__studioFitCharts(); // presenter mode: at once
       if (plot.__studioClicks) return;
       plot.__studioClicks = true;
       plot.on("plotly_click", (event) => {

@@ -3,11 +3,14 @@
 `?present=1` in the URL, or the sidebar's button, switches the whole app to presenter mode
 (`presenter_mode`, called once from app.py, so every page has it): the sidebar and the
 header are hidden, type is larger, columns stack so that each chart gets the width of the
-screen, and charts are made as tall as the window. A small QR code of the current share
-link (the URL without `present`) stays in a corner, so a class can scan the view on the
-projector; "Leave presenter mode" (or Esc) restores the normal view. The mode is kept in the
-session too: a page switch clears the URL, not the mode. The same hook makes every page fit
-a phone (no sideways scrolling, 44 px tap targets), in presenter mode or not.
+screen, and every chart is scaled up until its smallest text is 24 px at 1080p and fills
+what is left of the window below its top (`fitCharts` in _JS). A small QR code of the
+current share link (the URL without `present`) stays in a corner beside the page, never
+over a chart (with the address warning when phones cannot open it), so a class can scan
+the view on the projector; "Leave presenter mode" (or Esc) restores the normal view. The
+mode is kept in the session too: a page switch clears the URL, not the mode. The same hook
+makes every page fit a phone (no sideways scrolling, 44 px tap targets), in presenter mode
+or not.
 
 Keyboard: `arrow_keys(next=..., prev=...)` on a page (the Step-by-step slides, the quiz)
 names the buttons that → / PageDown and ← / PageUp click in presenter mode. It is a small
@@ -56,12 +59,13 @@ _CSS = """
 [data-testid="stExpandSidebarButton"], [data-testid="stHeader"],
 [data-testid="stToolbar"], [data-testid="stDecoration"] { display: none !important; }
 [data-testid="stMainBlockContainer"] { max-width: 100% !important;
-  padding: 1.5rem 2.5rem 8rem 2.5rem !important; }
+  padding: 1.5rem 12rem 8rem 2.5rem !important; }  /* right: room for the corner */
 [data-testid="stMain"] { font-size: 1.3rem; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
-[data-testid="stCaptionContainer"], [data-testid="stWidgetLabel"] p,
+[data-testid="stWidgetLabel"] p,
 [data-testid="stBaseButton-secondary"] p, [data-testid="stBaseButton-primary"] p
   { font-size: 1.35rem !important; line-height: 1.5; }
+[data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1rem !important; }
 h1 { font-size: 3rem !important; } h2 { font-size: 2.4rem !important; }
 h3 { font-size: 2rem !important; }
 /* one chart per screen: columns stack, each chart gets the whole width */
@@ -72,7 +76,9 @@ h3 { font-size: 2rem !important; }
   width: 9.5rem; background: white; border-radius: 0.5rem; padding: 0.4rem;
   box-shadow: 0 0 0.6rem rgba(0, 0, 0, 0.25); gap: 0.3rem; }
 .st-key-presenter_corner img { width: 100% !important; height: auto; }
-.st-key-presenter_corner p { font-size: 0.8rem !important; }
+.st-key-presenter_corner p, .st-key-presenter_corner code
+  { font-size: 0.8rem !important; line-height: 1.3; }
+.st-key-presenter_corner [data-testid="stAlert"] > div { padding: 0.4rem; }
 </style>
 """
 
@@ -124,15 +130,70 @@ _CHROME_CSS = """
 # press now. In presenter mode it also makes every chart as tall as the window (Plotly's
 # own relayout: a CSS height alone would not redraw the plot).
 _JS = r"""
+const TEXT_PX = 24; // the smallest chart text at a 1080 px tall window: read from the back row
+
+// The smallest type a chart draws (its SVG texts: ticks, titles, cell numbers), in the
+// chart's own pixels.
+function smallestText(plot) {
+  let smallest = Infinity;
+  for (const text of plot.querySelectorAll("svg text")) {
+    if (!text.textContent.trim()) continue;
+    const px = parseFloat(text.style.fontSize || getComputedStyle(text).fontSize);
+    if (px > 0) smallest = Math.min(smallest, px);
+  }
+  return smallest === Infinity ? 12 : smallest;
+}
+
+// Cell numbers that no longer fit their cells at the projector's layout are hidden (the
+// colours and the hover stay); Plotly.react of the next figure brings them back.
+function dropCrampedNumbers(plot) {
+  const hide = [];
+  (plot._fullData || []).forEach((trace, i) => {
+    if (trace.type !== "heatmap" || !trace.texttemplate || !Array.isArray(trace.z)) return;
+    const axis = plot._fullLayout[trace.xaxis.replace("x", "xaxis")];
+    const cols = (trace.z[0] || []).length || 1;
+    const size = (trace.textfont && trace.textfont.size) || 12;
+    if (axis && axis._length / cols < 2.6 * size) hide.push(i);
+  });
+  if (hide.length) return window.Plotly.restyle(plot, { texttemplate: "" }, hide);
+}
+
+// Presenter mode: each chart is scaled up (a CSS transform, which Plotly's hover follows)
+// so that its smallest text is TEXT_PX at 1080p, laid out at the width that fills its
+// column at that scale, and as tall as what is left of the window below its top (a whole
+// window when little is left). Out of presenter mode every chart is as it was drawn.
 function fitCharts() {
-  const state = window.__studioPresenter;
-  if (!state || !state.present || !window.Plotly) return;
-  const height = Math.max(360, Math.round(window.innerHeight - 140));
+  const state = window.__studioPresenter || {};
   for (const plot of document.querySelectorAll(".studio-chart.js-plotly-plot")) {
+    const box = plot.parentElement;
+    if (!state.present || !window.Plotly || !box) {
+      if (plot.__studioZoom) {
+        plot.__studioZoom = 0;
+        plot.style.transform = plot.style.width = box.style.height = "";
+        window.Plotly.relayout(plot, { width: null, height: plot.__studioHeight, autosize: true });
+      }
+      continue;
+    }
     const layout = plot._fullLayout;
-    if (layout && Math.abs(layout.height - height) > 8 && !plot.__studioFitting) {
+    if (!layout || plot.__studioFitting) continue;
+    if (!plot.__studioZoom) plot.__studioHeight = layout.height;
+    const zoom = Math.max(1, (TEXT_PX * window.innerHeight) / 1080 / smallestText(plot));
+    const top = box.getBoundingClientRect().top + window.scrollY;
+    let room = window.innerHeight - top - 24;
+    if (room < 0.3 * window.innerHeight) room = window.innerHeight - 48;
+    const width = Math.floor(box.clientWidth / zoom);
+    const height = Math.max(150, Math.floor(room / zoom));
+    plot.__studioZoom = zoom;
+    plot.style.transformOrigin = "0 0";
+    plot.style.transform = `scale(${zoom})`;
+    plot.style.width = width + "px";
+    plot.style.minWidth = "";
+    box.style.overflowX = "";
+    box.style.height = Math.ceil(height * zoom) + "px";
+    if (Math.abs(layout.width - width) > 4 || Math.abs(layout.height - height) > 4) {
       plot.__studioFitting = true;
-      window.Plotly.relayout(plot, { height: height, autosize: true })
+      window.Plotly.relayout(plot, { width: width, height: height })
+        .then(() => dropCrampedNumbers(plot))
         .finally(() => { plot.__studioFitting = false; });
     }
   }
@@ -167,6 +228,7 @@ export default function (component) {
                           PageUp: "prev", Escape: "leave" }[event.key];
       if (direction && press(direction)) event.preventDefault();
     });
+    window.__studioFitCharts = fitCharts;
     window.setInterval(fitCharts, 400);
   }
 }
@@ -298,13 +360,12 @@ def presenter_mode(page: Any | None = None) -> None:
     if st.query_params.get(PRESENT_PARAM) != "1":
         st.query_params[PRESENT_PARAM] = "1"  # a page switch cleared it
     st.html(_CSS)
-    unreachable = address_warning()
     with st.container(key="presenter_corner"):
         link = share_link(page)
         state["_presenter_link"] = link  # what the QR code says (tests read it)
         st.image(qr_png(link), caption=tr("presenter_qr_caption"))
-        if unreachable:
-            st.caption(f":material/wifi_off: {tr('address_corner_short')}")
+        # beside the QR code it concerns, not above the page: the chart keeps the screen
+        address_warning()
         st.button(
             tr("presenter_leave"),
             key="presenter_leave",

@@ -10,6 +10,7 @@ quiz → moves to the next round. Screenshots: tests/artifacts/presenter-*.png.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -57,6 +58,36 @@ def _text_px(page: Page) -> float:
     )
 
 
+# Each chart of the page, once presenter mode has scaled it: its box on the screen, the
+# smallest of its texts as drawn (font size × the chart's scale), and the window's height.
+_CHARTS_JS = """() => [...document.querySelectorAll('.studio-chart.js-plotly-plot')].map((p) => {
+  const r = p.getBoundingClientRect();
+  const scale = r.width / p.offsetWidth;
+  const sizes = [...p.querySelectorAll('svg text')].filter((t) => t.textContent.trim())
+    .map((t) => parseFloat(getComputedStyle(t).fontSize) * scale);
+  return {top: r.top + window.scrollY, bottom: r.bottom + window.scrollY, left: r.left,
+          right: r.right, smallest: Math.min(...sizes), window: window.innerHeight,
+          zoomed: !!p.__studioZoom};
+})"""
+
+
+def _charts_fill_the_projector(page: Page) -> list[dict]:
+    """Presenter mode's promise for every chart on the page: its smallest text is 24 px at
+    a 1080 px tall window (from the back row), it is no taller than the window, and it
+    fits below its top when a third of the window is left there."""
+    page.wait_for_function(
+        f"() => ({_CHARTS_JS})().every((c) => c.zoomed && c.smallest >= "
+        "24 * c.window / 1080 - 0.5)",
+        timeout=WAIT_MS,
+    )
+    page.wait_for_timeout(500)  # the relayout to the new size has settled
+    charts = page.evaluate(_CHARTS_JS)
+    for chart in charts:
+        assert chart["smallest"] >= 24 * chart["window"] / 1080 - 0.5, chart
+        assert chart["bottom"] - chart["top"] <= chart["window"], chart
+    return charts
+
+
 def _press(page: Page, key: str) -> None:
     page.locator("h1").first.click()  # focus on the page, not in an input
     with expect_rerun(page):
@@ -78,19 +109,12 @@ def test_a_lecturer_presents_the_steps_and_the_quiz_in_both_languages(
     _presenting(page)
     wait_for_charts(page)
 
-    # large type, and the chart as tall as the window (ui/presenter.py's relayout)
+    # large type, and the chart scaled to fill the screen (ui/presenter.py's fitCharts)
     presenting_px = _text_px(page)
     assert presenting_px >= 20
-    window = page.evaluate("() => window.innerHeight")
-    chart = page.locator(".studio-chart.js-plotly-plot").first
-    page.wait_for_function(
-        "(h) => [...document.querySelectorAll('.studio-chart.js-plotly-plot')]"
-        ".every((p) => p.getBoundingClientRect().height >= h)",
-        arg=0.8 * (window - 140),
-        timeout=WAIT_MS,
-    )
-    box = chart.bounding_box()
-    assert box is not None and box["width"] >= 0.8 * page.viewport_size["width"] - 100
+    _charts_fill_the_projector(page)
+    box = page.locator(".studio-chart.js-plotly-plot").first.bounding_box()
+    assert box is not None and box["width"] >= 0.8 * page.viewport_size["width"] - 250
     _projector(page, "presenter-steps-en")
 
     # the QR code is this view's share link, without presenter mode
@@ -131,6 +155,33 @@ def test_a_lecturer_presents_the_steps_and_the_quiz_in_both_languages(
     expect(round_metric).to_have_text("1")
     _press(page, "ArrowRight")
     expect(round_metric).to_have_text("2", timeout=WAIT_MS)
+    _press(page, "ArrowLeft")  # ← wherever → works: the previous round
+    expect(round_metric).to_have_text("1", timeout=WAIT_MS)
+    _press(page, "ArrowRight")
+    expect(round_metric).to_have_text("2", timeout=WAIT_MS)
     _projector(page, "presenter-quiz-zh")
+    assert_no_exception(page)
+    assert not errors, errors
+
+
+def test_on_a_1080p_projector_the_landing_chart_fills_the_screen_beside_the_qr_code(
+    new_page: Callable[[], Page], app_server: str
+) -> None:
+    """The landing page at 1920 × 1080 in presenter mode, in both languages: chart text
+    readable from the back row (≥ 24 px), the main chart whole on the first screen without
+    scrolling, the QR code (and the address warning beside it) never over a chart."""
+    page = new_page()
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    errors = collect_page_errors(page)
+    for lang in ("zh-TW", "en"):
+        open_page(page, app_server, "", {"present": 1, "lang": lang})
+        _presenting(page)
+        wait_for_charts(page)
+        (chart,) = _charts_fill_the_projector(page)
+        assert chart["bottom"] <= 1080, chart  # no scrolling to see it whole
+        corner = page.locator(".st-key-presenter_corner").first.bounding_box()
+        assert corner is not None
+        assert corner["x"] >= chart["right"], (corner, chart)  # beside it, not over it
+        _projector(page, f"presenter-landing-1080p-{lang}")
     assert_no_exception(page)
     assert not errors, errors
