@@ -22,7 +22,14 @@ from browser.conftest import serve_app
 from streamlit.web.server.app_discovery import discover_asgi_app
 
 from attention_core.resources import ASSETS_DIR
-from ui.server import PLOTLY_ROUTE, STREAMLIT_STATIC, WARM_UP_LOG, StaticAssets
+from ui.server import (
+    PLOTLY_ROUTE,
+    STREAMLIT_STATIC,
+    WARM_UP_LOG,
+    StaticAssets,
+    plotly_preload,
+    plotly_url,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 JS = sorted((STREAMLIT_STATIC / "js").glob("index.*.js"))[0]
@@ -172,6 +179,52 @@ def test_streamlit_finds_the_server_in_app_py() -> None:
 
 
 @pytest.mark.slow
+class Page:
+    """Streamlit answering a page's URL: its index.html, in two pieces."""
+
+    def __init__(self, content_type: bytes = b"text/html", encoding: bytes | None = None):
+        self.headers = [(b"content-type", content_type), (b"content-length", b"56")]
+        if encoding:
+            self.headers.append((b"content-encoding", encoding))
+
+    async def __call__(self, scope, receive, send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": self.headers})
+        await send(
+            {
+                "type": "http.response.body",
+                "body": b"<html><head><title>x</title>",
+                "more_body": True,
+            }
+        )
+        await send({"type": "http.response.body", "body": b"</head><body></body></html>"})
+
+
+def test_every_page_starts_loading_plotly_from_its_head() -> None:
+    head = plotly_preload(plotly_url())
+    status, headers, body = _call(StaticAssets(Page(), {}), "/classroom")
+    assert status == 200
+    assert body == b"<html><head><title>x</title>" + head + b"</head><body></body></html>"
+    assert headers["content-length"] == str(len(body))
+    assert plotly_url() in head.decode() and "window.__studioPlotly" in head.decode()
+    assert plotly_url("/course/") == "/course" + plotly_url()  # server.baseUrlPath
+
+
+@pytest.mark.parametrize("page", [Page(b"application/json"), Page(encoding=b"gzip")])
+def test_other_answers_pass_as_they_are(page: Page) -> None:
+    _, headers, body = _call(StaticAssets(page, {}), "/")
+    assert b"studioPlotly" not in body and headers["content-length"] == "56"
+
+
+def test_the_preloaded_url_is_the_one_charts_load_and_it_is_answered(assets) -> None:
+    from ui.charts import _plotly_url
+
+    app, behind = assets
+    url = plotly_url()
+    assert _plotly_url() == url
+    status, headers, _ = _call(app, url.split("?")[0], headers={"Accept-Encoding": "gzip"})
+    assert (status, headers["content-encoding"], behind.paths) == (200, "gzip", [])
+
+
 def test_a_served_app_warms_up_alone_and_answers_files_from_memory() -> None:
     with serve_app("server") as (url, log):
         request = urllib.request.Request(
@@ -181,7 +234,8 @@ def test_a_served_app_warms_up_alone_and_answers_files_from_memory() -> None:
             assert response.headers["Content-Encoding"] == "gzip"
             assert gzip.decompress(response.read()) == JS.read_bytes()
         with urllib.request.urlopen(url + "/", timeout=30) as response:
-            assert b'<div id="root">' in response.read()
+            page = response.read()
+            assert b'<div id="root">' in page and plotly_preload(plotly_url()) in page
         line = log.wait_for(WARM_UP_LOG, timeout=120)  # no browser, no session: by itself
         assert line.split(WARM_UP_LOG, 1)[1].split()[0] == "ok", line
         log.assert_no_traceback(what="the warm-up")

@@ -24,7 +24,6 @@ Tests read it back from the component's data (tests/apptest_helpers.py).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections.abc import Mapping
@@ -39,8 +38,8 @@ import streamlit.components.v1 as components_v1
 
 from attention_core.figures.style import TEMPLATE
 from attention_core.figures.toolbar import chart_config, svg_button
-from attention_core.resources import ASSETS_DIR
 from ui.common import lang
+from ui.server import PLOTLY_DIR, PLOTLY_ROUTE, plotly_url
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -48,11 +47,8 @@ if TYPE_CHECKING:
 __all__ = ["CHART_COMPONENT", "figure_json", "show_chart"]
 
 CHART_COMPONENT = "attention_studio_chart"
-# plotly.js's cartesian bundle (heatmap, scatter, bar: all the app draws), the version
-# the plotly package ships: a third of the full bundle a phone would download and parse
-_PLOTLY_DIR = ASSETS_DIR / "plotly"
-PLOTLY_JS = "plotly-cartesian.min.js"
-_ASSETS = "plotly_js"  # the v1 component that only serves _PLOTLY_DIR
+_ASSETS = "plotly_js"  # the v1 component that only serves PLOTLY_DIR, at PLOTLY_ROUTE
+assert PLOTLY_ROUTE == f"/component/{__name__}.{_ASSETS}/", "ui/server.py answers this route"
 _served = threading.Event()
 
 # Loads plotly.js once per page (a <script> from Streamlit's component route, so nothing
@@ -155,21 +151,13 @@ _chart = st.components.v2.component(CHART_COMPONENT, js=_JS, isolate_styles=Fals
 
 
 def _plotly_url() -> str:
-    """Where the page loads plotly.js from; the folder is registered on first use (a v1
-    component is registered only inside a script run)."""
+    """Where the page loads plotly.js from (ui/server.py's `plotly_url`, which the page's
+    <head> already started loading); the folder is registered on first use (a v1 component
+    is registered only inside a script run)."""
     if not _served.is_set():
-        components_v1.declare_component(_ASSETS, path=str(_PLOTLY_DIR))
+        components_v1.declare_component(_ASSETS, path=str(PLOTLY_DIR))
         _served.set()
-    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
-    prefix = f"/{base}" if base else ""
-    # the file's own hash in the query: ui/server.py lets browsers keep it for a year, and
-    # another plotly.js under the same name must not be taken for the old one
-    return f"{prefix}/component/{__name__}.{_ASSETS}/{PLOTLY_JS}?v={_plotly_version()}"
-
-
-@cache
-def _plotly_version() -> str:
-    return hashlib.sha256((_PLOTLY_DIR / PLOTLY_JS).read_bytes()).hexdigest()[:12]
+    return plotly_url(str(st.get_option("server.baseUrlPath") or ""))
 
 
 @cache

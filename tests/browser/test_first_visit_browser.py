@@ -30,6 +30,8 @@ def test_a_new_phone_gets_compressed_files_and_paints(browser, app_server) -> No
         page = context.new_page()
         sizes: dict[str, int] = {}
         encodings: dict[str, str | None] = {}
+        plotly_asked = []  # ui/server.py's <head> script asks for it; the chart must not again
+        page.on("request", lambda r: plotly_asked.append(r.url) if "plotly" in r.url else None)
 
         def on_response(response) -> None:
             url = response.url
@@ -45,6 +47,8 @@ def test_a_new_phone_gets_compressed_files_and_paints(browser, app_server) -> No
         plain = [u for u, how in encodings.items() if how != "gzip" and sizes[u] >= GZIP_MIN]
         assert not plain, f"sent uncompressed: {plain[:5]}"
         assert any("plotly" in url for url in encodings)
+        assert len(plotly_asked) == 1, plotly_asked
+        assert page.evaluate("() => window.__studioPlotly instanceof Promise")
         assert sum(sizes.values()) < VISIT_BUDGET, sum(sizes.values())
 
         again = context.new_page()  # the same phone opens the link again
