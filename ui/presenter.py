@@ -158,10 +158,35 @@ function dropCrampedNumbers(plot) {
   if (hide.length) return window.Plotly.restyle(plot, { texttemplate: "" }, hide);
 }
 
+// A chart title wider than the chart at the projector's scale gets a smaller font, no
+// smaller than the TEXT_PX rule allows (Plotly does not wrap titles).
+function fitTitle(plot, zoom) {
+  const title = plot.querySelector(".gtitle");
+  const size = title && parseFloat(getComputedStyle(title).fontSize);
+  if (!size) return;
+  const wide = title.getBoundingClientRect().width;
+  const room = 0.96 * plot.getBoundingClientRect().width;
+  if (wide <= room) return;
+  const floor = (TEXT_PX * window.innerHeight) / 1080 / zoom;
+  return window.Plotly.relayout(plot, { "title.font.size": Math.max(floor, size * room / wide) });
+}
+
+// Whether any text of the chart is drawn outside it (labels cut at its edges).
+function textCut(plot) {
+  const box = plot.getBoundingClientRect();
+  return [...plot.querySelectorAll("svg text")].some((text) => {
+    if (!text.textContent.trim()) return false;
+    const r = text.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) return false; // not drawn
+    return r.bottom > box.bottom + 1 || r.top < box.top - 1 || r.right > box.right + 1;
+  });
+}
+
 // Presenter mode: each chart is scaled up (a CSS transform, which Plotly's hover follows)
 // so that its smallest text is TEXT_PX at 1080p, laid out at the width that fills its
-// column at that scale, and as tall as what is left of the window below its top (a whole
-// window when little is left). Out of presenter mode every chart is as it was drawn.
+// column at that scale, and as tall as what is left of the window below its top — or a
+// whole window when little is left there, or when that height would cut its labels.
+// Out of presenter mode every chart is as it was drawn.
 function fitCharts() {
   const state = window.__studioPresenter || {};
   for (const plot of document.querySelectorAll(".studio-chart.js-plotly-plot")) {
@@ -169,6 +194,7 @@ function fitCharts() {
     if (!state.present || !window.Plotly || !box) {
       if (plot.__studioZoom) {
         plot.__studioZoom = 0;
+        plot.__studioWhole = false;
         plot.style.transform = plot.style.width = box.style.height = "";
         window.Plotly.relayout(plot, { width: null, height: plot.__studioHeight, autosize: true });
       }
@@ -180,7 +206,7 @@ function fitCharts() {
     const zoom = Math.max(1, (TEXT_PX * window.innerHeight) / 1080 / smallestText(plot));
     const top = box.getBoundingClientRect().top + window.scrollY;
     let room = window.innerHeight - top - 24;
-    if (room < 0.3 * window.innerHeight) room = window.innerHeight - 48;
+    if (plot.__studioWhole || room < 0.3 * window.innerHeight) room = window.innerHeight - 48;
     const width = Math.floor(box.clientWidth / zoom);
     const height = Math.max(150, Math.floor(room / zoom));
     plot.__studioZoom = zoom;
@@ -193,7 +219,11 @@ function fitCharts() {
     if (Math.abs(layout.width - width) > 4 || Math.abs(layout.height - height) > 4) {
       plot.__studioFitting = true;
       window.Plotly.relayout(plot, { width: width, height: height })
-        .then(() => dropCrampedNumbers(plot))
+        .then(() => fitTitle(plot, zoom))
+        .then(() => {
+          if (textCut(plot)) plot.__studioWhole = true; // refitted on the next tick
+          return dropCrampedNumbers(plot);
+        })
         .finally(() => { plot.__studioFitting = false; });
     }
   }

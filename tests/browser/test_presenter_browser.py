@@ -65,9 +65,14 @@ _CHARTS_JS = """() => [...document.querySelectorAll('.studio-chart.js-plotly-plo
   const scale = r.width / p.offsetWidth;
   const sizes = [...p.querySelectorAll('svg text')].filter((t) => t.textContent.trim())
     .map((t) => parseFloat(getComputedStyle(t).fontSize) * scale);
+  const cut = [...p.querySelectorAll('svg text')].filter((t) => {
+    const b = t.getBoundingClientRect();
+    return t.textContent.trim() && (b.width || b.height)
+      && (b.bottom > r.bottom + 1 || b.top < r.top - 1 || b.right > r.right + 1);
+  }).map((t) => t.textContent);
   return {top: r.top + window.scrollY, bottom: r.bottom + window.scrollY, left: r.left,
           right: r.right, smallest: Math.min(...sizes), window: window.innerHeight,
-          zoomed: !!p.__studioZoom};
+          zoomed: !!p.__studioZoom, cut: cut};
 })"""
 
 
@@ -85,6 +90,7 @@ def _charts_fill_the_projector(page: Page) -> list[dict]:
     for chart in charts:
         assert chart["smallest"] >= 24 * chart["window"] / 1080 - 0.5, chart
         assert chart["bottom"] - chart["top"] <= chart["window"], chart
+        assert chart["cut"] == [], chart  # no label cut at the chart's edges
     return charts
 
 
@@ -169,7 +175,8 @@ def test_on_a_1080p_projector_the_landing_chart_fills_the_screen_beside_the_qr_c
 ) -> None:
     """The landing page at 1920 × 1080 in presenter mode, in both languages: chart text
     readable from the back row (≥ 24 px), the main chart whole on the first screen without
-    scrolling, the QR code (and the address warning beside it) never over a chart."""
+    scrolling, the QR code (and the address warning beside it) never over a chart. Then
+    Compare, whose first chart has less room below its title: a whole screen, labels whole."""
     page = new_page()
     page.set_viewport_size({"width": 1920, "height": 1080})
     errors = collect_page_errors(page)
@@ -183,5 +190,9 @@ def test_on_a_1080p_projector_the_landing_chart_fills_the_screen_beside_the_qr_c
         assert corner is not None
         assert corner["x"] >= chart["right"], (corner, chart)  # beside it, not over it
         _projector(page, f"presenter-landing-1080p-{lang}")
+    open_page(page, app_server, "compare", {"present": 1, "lang": "en"})
+    wait_for_charts(page)
+    for chart in _charts_fill_the_projector(page):
+        assert chart["right"] <= corner["x"], (corner, chart)
     assert_no_exception(page)
     assert not errors, errors
