@@ -209,6 +209,17 @@ def test_every_page_starts_loading_plotly_from_its_head() -> None:
     assert plotly_url("/course/") == "/course" + plotly_url()  # server.baseUrlPath
 
 
+def test_head_of_a_page_says_the_length_a_get_receives() -> None:
+    head = plotly_preload(plotly_url())
+    status, headers, body = _call(StaticAssets(Page(), {}), "/", method="HEAD")
+    assert (status, headers["content-length"]) == (200, str(56 + len(head)))
+
+
+def test_the_preload_cannot_close_its_script_early() -> None:
+    script = plotly_preload("/x</script><script>alert(1)//").decode()
+    assert script.count("</script>") == 1 and script.endswith("</script>")
+
+
 @pytest.mark.parametrize("page", [Page(b"application/json"), Page(encoding=b"gzip")])
 def test_other_answers_pass_as_they_are(page: Page) -> None:
     _, headers, body = _call(StaticAssets(page, {}), "/")

@@ -156,8 +156,8 @@ class StaticAssets:
         if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
             asset = self.asset(scope.get("path", ""))
         headers = dict(scope.get("headers", ())) if asset is not None else {}
-        if asset is None and scope["type"] == "http" and scope["method"] == "GET":
-            await self.app(scope, receive, self._into_pages(send))
+        if asset is None and scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
+            await self.app(scope, receive, self._into_pages(send, head=scope["method"] == "HEAD"))
             return
         if asset is None or b"range" in headers:
             await self.app(scope, receive, send)
@@ -182,9 +182,10 @@ class StaticAssets:
             {"type": "http.response.body", "body": body if scope["method"] == "GET" else b""}
         )
 
-    def _into_pages(self, send: Send) -> Send:
+    def _into_pages(self, send: Send, *, head: bool = False) -> Send:
         """`send`, with `self.head` put before the </head> of an HTML page (uncompressed,
-        as Streamlit sends it); any other answer passes as it is."""
+        as Streamlit sends it; a HEAD request gets the length a GET's page has); any other
+        answer passes as it is."""
         start: Message | None = None
         chunks: list[bytes] = []
 
@@ -194,8 +195,16 @@ class StaticAssets:
                 found = dict(message.get("headers", ()))
                 html = found.get(b"content-type", b"").startswith(b"text/html")
                 if html and b"content-encoding" not in found and message.get("status") == 200:
-                    start = message  # held until the body is whole
-                    return
+                    if head and b"content-length" in found:
+                        length = int(found[b"content-length"]) + len(self.head)
+                        kept = [(k, v) for k, v in message["headers"] if k != b"content-length"]
+                        message = {
+                            **message,
+                            "headers": [*kept, (b"content-length", b"%d" % length)],
+                        }
+                    else:
+                        start = message  # held until the body is whole
+                        return
             elif message["type"] == "http.response.body" and start is not None:
                 chunks.append(message.get("body", b""))
                 if message.get("more_body", False):
@@ -230,7 +239,9 @@ def plotly_preload(url: str) -> bytes:
     instead of loading the file twice; after a failure it tries again)."""
     return (
         "<script>window.__studioPlotly=new Promise(function(ok,no){"
-        'var s=document.createElement("script");s.src=' + json.dumps(url) + ";s.async=true;"
+        'var s=document.createElement("script");s.src='
+        + json.dumps(url).replace("<", "\\u003c")  # never a "</script>" inside
+        + ";s.async=true;"
         "s.onload=function(){ok(window.Plotly)};"
         "s.onerror=function(){window.__studioPlotly=undefined;"
         'no(new Error("plotly.js did not load from "+s.src))};'
