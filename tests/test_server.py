@@ -211,7 +211,7 @@ def test_every_page_starts_loading_plotly_from_its_head() -> None:
 
 def test_head_of_a_page_says_the_length_a_get_receives() -> None:
     head = plotly_preload(plotly_url())
-    status, headers, body = _call(StaticAssets(Page(), {}), "/", method="HEAD")
+    status, headers, _ = _call(StaticAssets(Page(), {}), "/", method="HEAD")
     assert (status, headers["content-length"]) == (200, str(56 + len(head)))
 
 

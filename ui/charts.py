@@ -123,7 +123,7 @@ export default function (component) {
   // own box, the page does not. Near that width it fits the container, as every chart.
   const planned = ((figure.layout && figure.layout.meta) || {}).studio_min_width || 0;
   // (Presenter mode scales charts itself: ui/presenter.py's fitCharts.)
-  const presenting = (window.__studioPresenter || {}).present;
+  const presenting = (window.__studioPresenter || {}).present && window.innerWidth > 640;
   const narrow = !presenting && planned > 0 && parentElement.clientWidth < 0.8 * planned;
   plot.style.minWidth = narrow ? planned + "px" : "";
   parentElement.style.overflowX = narrow ? "auto" : "";

@@ -79,6 +79,13 @@ h3 { font-size: 2rem !important; }
 .st-key-presenter_corner p, .st-key-presenter_corner code
   { font-size: 0.8rem !important; line-height: 1.3; }
 .st-key-presenter_corner [data-testid="stAlert"] > div { padding: 0.4rem; }
+/* a phone in presenter mode (rare: the QR code's link is not in presenter mode): no room
+   beside the page, and nobody scans a phone's screen; the leave button stays in the flow */
+@media (max-width: 640px) {
+  [data-testid="stMainBlockContainer"] { padding: 1rem 0.75rem 2rem 0.75rem !important; }
+  .st-key-presenter_corner { position: static; width: 100%; box-shadow: none; }
+  .st-key-presenter_corner [data-testid="stImage"] { display: none; }
+}
 </style>
 """
 
@@ -191,7 +198,8 @@ function fitCharts() {
   const state = window.__studioPresenter || {};
   for (const plot of document.querySelectorAll(".studio-chart.js-plotly-plot")) {
     const box = plot.parentElement;
-    if (!state.present || !window.Plotly || !box) {
+    // (a phone in presenter mode keeps the phone's charts: no projector to fill)
+    if (!state.present || window.innerWidth <= 640 || !window.Plotly || !box) {
       if (plot.__studioZoom) {
         plot.__studioZoom = 0;
         plot.__studioWhole = false;

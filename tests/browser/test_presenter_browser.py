@@ -196,3 +196,30 @@ def test_on_a_1080p_projector_the_landing_chart_fills_the_screen_beside_the_qr_c
         assert chart["right"] <= corner["x"], (corner, chart)
     assert_no_exception(page)
     assert not errors, errors
+
+
+def test_a_phone_in_presenter_mode_keeps_the_phone_layout(browser, app_server: str) -> None:
+    """?present=1 opened on a phone (390 × 844): nothing to project, so the charts keep the
+    phone's layout, the page does not scroll sideways, the QR code (for a projector) is not
+    drawn, and "Leave presenter mode" stays in the flow of the page."""
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
+    )
+    try:
+        page = context.new_page()
+        errors = collect_page_errors(page)
+        open_page(page, app_server, "", {"present": 1})
+        wait_for_charts(page)
+        leave = page.get_by_role("button", name="Leave presenter mode")
+        expect(leave).to_be_visible(timeout=WAIT_MS)
+        expect(page.locator(".st-key-presenter_corner img")).to_be_hidden(timeout=WAIT_MS)
+        page.wait_for_timeout(1000)  # fitCharts' interval has run
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+        assert not page.evaluate(
+            "() => [...document.querySelectorAll('.studio-chart.js-plotly-plot')]"
+            ".some((p) => p.__studioZoom)"
+        )
+        assert_no_exception(page)
+        assert not errors, errors
+    finally:
+        context.close()
