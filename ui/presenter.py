@@ -200,10 +200,11 @@ function fitCharts() {
     const box = plot.parentElement;
     // (a phone in presenter mode keeps the phone's charts: no projector to fill)
     if (!state.present || window.innerWidth <= 640 || !window.Plotly || !box) {
-      if (plot.__studioZoom) {
+      if (plot.__studioZoom && window.Plotly) {
         plot.__studioZoom = 0;
         plot.__studioWhole = false;
-        plot.style.transform = plot.style.width = box.style.height = "";
+        plot.style.transform = plot.style.width = "";
+        if (box) box.style.height = "";
         window.Plotly.relayout(plot, { width: null, height: plot.__studioHeight, autosize: true });
       }
       continue;
