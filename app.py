@@ -32,6 +32,7 @@ from attention_core.settings import (
 )
 from ui.cache import import_ui_stack
 from ui.common import choose, entry_guard, language_radio, md_escape, sidebar_settings, tr
+from ui.phone import sidebar_folded, unfold_on_open
 from ui.presenter import presenter_mode
 from ui.slots import script_place
 
@@ -42,6 +43,180 @@ if __name__ != "__main__":  # imported by `streamlit run app.py`: the server
     from ui.server import MIDDLEWARE, lifespan
 
     app = st.App("app.py", lifespan=lifespan, middleware=MIDDLEWARE)
+
+
+def _fit_heads() -> None:
+    """Keep num_heads a divisor of embed_dim when embed_dim changes; the count the
+    user chose comes back as soon as it divides embed_dim again (16 → 17 → 16 keeps
+    4 heads, not the 1 head 17 forced)."""
+    state = st.session_state
+    wanted = state.setdefault("_chosen_heads", state["num_heads"])
+    state["num_heads"] = nearest_heads(state["embed_dim"], wanted)
+    state["_heads_forced"] = wanted if state["num_heads"] != wanted else None
+
+
+def _choose_heads() -> None:
+    state = st.session_state
+    state["_chosen_heads"] = state["num_heads"]
+    state["_heads_forced"] = None
+
+
+def _use_example() -> None:
+    state = st.session_state
+    if state.get("example"):
+        state["text"] = state["example"]
+    state["example"] = None
+
+
+def _examples() -> dict[str, list[str]]:
+    return json.loads((ASSETS_DIR / "examples.json").read_text(encoding="utf-8"))
+
+
+def _settle() -> None:
+    """What the settings' widgets need before they are drawn (and what holds while they
+    are not: a phone's folded sidebar): num_heads a divisor of embed_dim, with the trained
+    reader a layer it has, and which settings the sidebar hides."""
+    state = st.session_state
+    shape = shipped_shape() if state["weights"] == "trained" else None
+    state["_hidden"] = UNTRAINED_ONLY if shape is not None else ("layer",)
+    if shape is not None:
+        if state.get("layer") is None or not 0 <= state["layer"] < shape.num_layers:
+            state["layer"] = shape.default_layer
+    elif state["num_heads"] not in head_options(state["embed_dim"]):
+        _fit_heads()
+
+
+def _sidebar_widgets() -> None:
+    """The sidebar's settings: language first, then the sentence, then the model. Each
+    widget's key is its setting's (and the URL's) name; `_settle` ran before."""
+    state = st.session_state
+    # Every setting widget is also given its current value as its default (`value=`/`index=`).
+    # The browser normally holds each widget's value, but a tab that is slow to mount its
+    # sidebar (a busy machine, a click during the first paint) can send a rerun without some
+    # of them; the server then keeps the right value but, without this, would draw the widget
+    # at its built-in default, which the next rerun sends back. Measured: 8 students opening
+    # together lost embed_dim/num_heads/tokenizer in most tabs (tests/browser/test_load.py).
+    # Option widgets go through ui.common.choose, which does this and also keeps the value
+    # when the labels change under it (a language switch).
+    language_radio("lang")
+    st.text_area(tr("text_label"), state["text"], key="text", help=tr("text_help"), height=90)
+    examples = _examples()
+    choose(
+        st.selectbox,
+        tr("example_label"),
+        [s for group in examples.values() for s in group],
+        key="example",
+        default=None,
+        placeholder=tr("example_none"),
+        on_change=_use_example,
+    )
+    st.subheader(tr("model_header"))
+    choose(
+        st.selectbox,
+        tr("tokenizer_label"),
+        TOKENIZERS,
+        key="tokenizer",
+        format_func=lambda option: tr(f"tokenizer_{option}"),
+    )
+    choose(
+        st.radio,
+        tr("weights_label"),
+        WEIGHTS,
+        key="weights",
+        horizontal=True,
+        format_func=lambda option: tr(f"weights_{option}"),
+        help=tr("weights_help"),
+    )
+    shape = shipped_shape() if state["weights"] == "trained" else None
+    if shape is not None:
+        # the checkpoint's sizes were learned together: shown, not offered (the untrained
+        # module's own settings wait in the session and the link for its return)
+        choose(
+            st.selectbox,
+            tr("layer_label"),
+            range(shape.num_layers),
+            key="layer",
+            format_func=lambda i: tr(
+                "layer_clearest" if i == shape.default_layer else "layer_option", i=i
+            ),
+            help=tr("layer_help"),
+        )
+        fixed_dim, fixed_heads = st.columns(2)
+        fixed_dim.number_input(
+            tr("embed_dim_label"),
+            value=shape.embed_dim,
+            disabled=True,
+            key="fixed_embed_dim",
+        )
+        fixed_heads.number_input(
+            tr("num_heads_label"),
+            value=shape.num_heads,
+            disabled=True,
+            key="fixed_num_heads",
+        )
+        st.caption(
+            tr(
+                "trained_fixed",
+                embed_dim=shape.embed_dim,
+                heads=shape.num_heads,
+                head_dim=shape.embed_dim // shape.num_heads,
+                layers=shape.num_layers,
+                context=shape.context,
+            )
+        )
+    else:
+        choose(
+            st.radio,
+            tr("attention_label"),
+            ATTENTION_KINDS,
+            key="attention",
+            horizontal=True,
+            format_func=lambda option: tr(f"attention_{option}"),
+        )
+        st.number_input(
+            tr("embed_dim_label"),
+            1,
+            MAX_EMBED_DIM,
+            state["embed_dim"],
+            step=1,
+            key="embed_dim",
+            on_change=_fit_heads,
+        )
+        choose(
+            st.select_slider,
+            tr("num_heads_label"),
+            head_options(state["embed_dim"]),
+            key="num_heads",
+            disabled=state["attention"] == "single",
+            help=tr("num_heads_help", head_dim=state["embed_dim"] // state["num_heads"]),
+            on_change=_choose_heads,
+        )
+        if state.get("_heads_forced"):  # said, so a changed head count is no surprise
+            st.caption(
+                tr(
+                    "heads_forced",
+                    wanted=state["_heads_forced"],
+                    embed_dim=state["embed_dim"],
+                    heads=state["num_heads"],
+                )
+            )
+        st.number_input(
+            tr("seed_label"),
+            0,
+            MAX_SEED,
+            state["seed"],
+            step=1,
+            key="seed",
+            help=tr("seed_help"),
+        )
+        st.toggle(tr("causal_label"), state["causal"], key="causal", help=tr("causal_help"))
+        st.toggle(
+            tr("positional_label"),
+            state["positional"],
+            key="positional",
+            help=tr("positional_help"),
+        )
+    st.caption(tr("share_hint"))
 
 
 def main() -> None:
@@ -74,162 +249,13 @@ def main() -> None:
                 if key not in state or key in hidden:
                     state[key] = getattr(state["_settings"], key)
 
-        def _fit_heads() -> None:
-            """Keep num_heads a divisor of embed_dim when embed_dim changes; the count the
-            user chose comes back as soon as it divides embed_dim again (16 → 17 → 16 keeps
-            4 heads, not the 1 head 17 forced)."""
-            wanted = state.setdefault("_chosen_heads", state["num_heads"])
-            state["num_heads"] = nearest_heads(state["embed_dim"], wanted)
-            state["_heads_forced"] = wanted if state["num_heads"] != wanted else None
-
-        def _choose_heads() -> None:
-            state["_chosen_heads"] = state["num_heads"]
-            state["_heads_forced"] = None
-
-        def _use_example() -> None:
-            if state.get("example"):
-                state["text"] = state["example"]
-            state["example"] = None
-
-        def _examples() -> dict[str, list[str]]:
-            return json.loads((ASSETS_DIR / "examples.json").read_text(encoding="utf-8"))
-
-        # --- sidebar: language first, then the sentence, then the model --------------------------
-        # Every setting widget is also given its current value as its default (`value=`/`index=`).
-        # The browser normally holds each widget's value, but a tab that is slow to mount its
-        # sidebar (a busy machine, a click during the first paint) can send a rerun without some
-        # of them; the server then keeps the right value but, without this, would draw the widget
-        # at its built-in default, which the next rerun sends back. Measured: 8 students opening
-        # together lost embed_dim/num_heads/tokenizer in most tabs (tests/browser/test_load.py).
-        # Option widgets go through ui.common.choose, which does this and also keeps the value
-        # when the labels change under it (a language switch).
-        with st.sidebar:
-            language_radio("lang")
-            st.text_area(
-                tr("text_label"), state["text"], key="text", help=tr("text_help"), height=90
-            )
-            examples = _examples()
-            choose(
-                st.selectbox,
-                tr("example_label"),
-                [s for group in examples.values() for s in group],
-                key="example",
-                default=None,
-                placeholder=tr("example_none"),
-                on_change=_use_example,
-            )
-            st.subheader(tr("model_header"))
-            choose(
-                st.selectbox,
-                tr("tokenizer_label"),
-                TOKENIZERS,
-                key="tokenizer",
-                format_func=lambda option: tr(f"tokenizer_{option}"),
-            )
-            choose(
-                st.radio,
-                tr("weights_label"),
-                WEIGHTS,
-                key="weights",
-                horizontal=True,
-                format_func=lambda option: tr(f"weights_{option}"),
-                help=tr("weights_help"),
-            )
-            shape = shipped_shape() if state["weights"] == "trained" else None
-            state["_hidden"] = UNTRAINED_ONLY if shape is not None else ("layer",)
-            if shape is not None:
-                # the checkpoint's sizes were learned together: shown, not offered (the untrained
-                # module's own settings wait in the session and the link for its return)
-                if state.get("layer") is None or not 0 <= state["layer"] < shape.num_layers:
-                    state["layer"] = shape.default_layer
-                choose(
-                    st.selectbox,
-                    tr("layer_label"),
-                    range(shape.num_layers),
-                    key="layer",
-                    format_func=lambda i: tr(
-                        "layer_clearest" if i == shape.default_layer else "layer_option", i=i
-                    ),
-                    help=tr("layer_help"),
-                )
-                fixed_dim, fixed_heads = st.columns(2)
-                fixed_dim.number_input(
-                    tr("embed_dim_label"),
-                    value=shape.embed_dim,
-                    disabled=True,
-                    key="fixed_embed_dim",
-                )
-                fixed_heads.number_input(
-                    tr("num_heads_label"),
-                    value=shape.num_heads,
-                    disabled=True,
-                    key="fixed_num_heads",
-                )
-                st.caption(
-                    tr(
-                        "trained_fixed",
-                        embed_dim=shape.embed_dim,
-                        heads=shape.num_heads,
-                        head_dim=shape.embed_dim // shape.num_heads,
-                        layers=shape.num_layers,
-                        context=shape.context,
-                    )
-                )
-            else:
-                choose(
-                    st.radio,
-                    tr("attention_label"),
-                    ATTENTION_KINDS,
-                    key="attention",
-                    horizontal=True,
-                    format_func=lambda option: tr(f"attention_{option}"),
-                )
-                st.number_input(
-                    tr("embed_dim_label"),
-                    1,
-                    MAX_EMBED_DIM,
-                    state["embed_dim"],
-                    step=1,
-                    key="embed_dim",
-                    on_change=_fit_heads,
-                )
-                if state["num_heads"] not in head_options(state["embed_dim"]):
-                    _fit_heads()
-                choose(
-                    st.select_slider,
-                    tr("num_heads_label"),
-                    head_options(state["embed_dim"]),
-                    key="num_heads",
-                    disabled=state["attention"] == "single",
-                    help=tr("num_heads_help", head_dim=state["embed_dim"] // state["num_heads"]),
-                    on_change=_choose_heads,
-                )
-                if state.get("_heads_forced"):  # said, so a changed head count is no surprise
-                    st.caption(
-                        tr(
-                            "heads_forced",
-                            wanted=state["_heads_forced"],
-                            embed_dim=state["embed_dim"],
-                            heads=state["num_heads"],
-                        )
-                    )
-                st.number_input(
-                    tr("seed_label"),
-                    0,
-                    MAX_SEED,
-                    state["seed"],
-                    step=1,
-                    key="seed",
-                    help=tr("seed_help"),
-                )
-                st.toggle(tr("causal_label"), state["causal"], key="causal", help=tr("causal_help"))
-                st.toggle(
-                    tr("positional_label"),
-                    state["positional"],
-                    key="positional",
-                    help=tr("positional_help"),
-                )
-            st.caption(tr("share_hint"))
+        # --- the sidebar's settings (a phone draws them once its sidebar is first opened) ------
+        _settle()
+        if sidebar_folded():  # ui/presenter.py: ~0.16 s of a phone's first paint saved
+            unfold_on_open()
+        else:
+            with st.sidebar:
+                _sidebar_widgets()
 
         # --- the URL mirrors the settings, so a copied link reproduces this view ------------------
         settings = sidebar_settings()

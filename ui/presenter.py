@@ -32,7 +32,8 @@ import segno
 import streamlit as st
 
 from ui.address import served_base
-from ui.common import lang, language_radio, preset, tr
+from ui.common import lang, tr
+from ui.phone import PHONE_CSS, phone_controls
 
 __all__ = [
     "PRESENT_PARAM",
@@ -86,42 +87,6 @@ h3 { font-size: 2rem !important; }
   .st-key-presenter_corner { position: static; width: 100%; box-shadow: none; }
   .st-key-presenter_corner [data-testid="stImage"] { display: none; }
 }
-</style>
-"""
-
-# Phones (a student at 390 px): no sideways scrolling of the page, tap targets of at least
-# 44 px (Apple's and Material's guidance), charts no wider than the screen. On every page,
-# presenter mode or not.
-_PHONE_CSS = """
-<style>
-@media (max-width: 640px) {
-  [data-testid="stMainBlockContainer"] { padding-left: 0.75rem !important;
-    padding-right: 0.75rem !important; }
-  [data-testid="stMain"] { overflow-x: hidden; }
-  [data-testid^="stBaseButton-"], button[data-variant] { min-height: 44px; }
-  [data-testid="stRadio"] label { min-height: 44px; align-items: center; }
-  .studio-chart { max-width: 100%; overflow-x: auto; }
-  [data-testid="stMarkdownContainer"] { overflow-wrap: anywhere; }
-  /* Streamlit's own small targets: the sidebar's arrow, toggles, page links, help icons,
-     a multiselect tag's ×, the chart toolbar (below the chart: it covered titles) */
-  [data-testid="stExpandSidebarButton"], [data-testid$="CollapseButton"] button,
-  [data-testid="stTooltipHoverTarget"], [data-testid="stTooltipIcon"],
-  [data-testid="stMultiSelect"] button
-    { min-width: 44px !important; min-height: 44px !important; display: inline-flex;
-      align-items: center; justify-content: center; }
-  [data-testid="stCheckbox"] label, [data-testid$="NavLink"],
-  [data-testid="stMultiSelectTagsContainer"] [data-tag]
-    { min-height: 44px !important; align-items: center; }
-  [data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
-  [data-testid="stButtonGroup"] button { min-height: 44px; height: auto; }
-  [data-testid="stButtonGroup"] button p { white-space: normal; }
-  .studio-chart { padding-bottom: 48px; }
-  .studio-chart .modebar-container { top: auto !important; bottom: -48px; }
-  .studio-chart .modebar-btn { min-width: 44px; min-height: 44px; display: inline-flex !important;
-    align-items: center; justify-content: center; }
-  .st-key-phone_controls { display: flex !important; }
-}
-.st-key-phone_controls { display: none; }
 </style>
 """
 
@@ -275,31 +240,6 @@ export default function (component) {
 _keys = st.components.v2.component(_KEYS_COMPONENT, js=_JS, isolate_styles=False)
 
 
-def on_a_phone() -> bool:
-    """Whether the browser says it is a phone ("Mobi" in its User-Agent, Mozilla's advice):
-    only there the main area gets the language and the sentence (`_phone_controls`)."""
-    return "Mobi" in str(st.context.headers.get("User-Agent") or "")
-
-
-def _phone_controls() -> None:
-    """The language and the sentence in the main area, for a phone (`on_a_phone`; shown
-    below 640 px only, _PHONE_CSS): there the sidebar is folded away behind a small arrow.
-    Each mirrors the sidebar's widget (app.py's keys `lang` and `text`): it starts from it
-    and writes to it."""
-    state = st.session_state
-
-    def _to_sidebar() -> None:
-        preset("lang", state["phone_lang"])
-        state["text"] = state["phone_text"]
-
-    preset("phone_lang", lang())
-    state["phone_text"] = state.get("text", "")
-    with st.container(key="phone_controls"):
-        with st.expander(tr("phone_controls_label"), icon=":material/translate:"):
-            language_radio("phone_lang", on_change=_to_sidebar)
-            st.text_area(tr("text_label"), key="phone_text", height=90, on_change=_to_sidebar)
-
-
 def in_presenter_mode() -> bool:
     """True while the session is in presenter mode."""
     return bool(st.session_state.get(_STATE, False))
@@ -377,13 +317,12 @@ def presenter_mode(page: Any | None = None) -> None:
     """The presenter switch, for every page: call once in app.py after the navigation is
     known (`page`, to link the right page in the QR code), before `page.run()`."""
     state = st.session_state
-    st.html(_PHONE_CSS + _CHROME_CSS)
+    st.html(PHONE_CSS + _CHROME_CSS)
     wanted = st.query_params.get(PRESENT_PARAM)
     if wanted is not None:  # the URL decides when it says something
         state[_STATE] = wanted in ("1", "true", "yes", "on")
     if not in_presenter_mode():
-        if on_a_phone():
-            _phone_controls()
+        phone_controls()  # on a phone only
         st.query_params.pop(PRESENT_PARAM, None)
         with st.sidebar:  # tells the page's key listener that the mode is off
             _keys(key="presenter_keys_app", data={"present": False})

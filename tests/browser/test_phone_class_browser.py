@@ -128,6 +128,42 @@ def test_a_phone_reaches_everything_with_a_finger(browser: Browser, app_server: 
         context.close()
 
 
+def test_a_phone_opens_its_sidebar_and_finds_the_settings_of_the_link(
+    browser: Browser, app_server: str
+) -> None:
+    """ui/phone.py: a new phone paints without the settings widgets in its folded sidebar;
+    opening the sidebar draws them with the link's values, and they work (the link and the
+    chart follow), on every later page too."""
+    context = configure(browser.new_context(**PHONE))
+    try:
+        page = context.new_page()
+        link = {"text": TEXT, "lang": "en", "tokenizer": "word", "embed_dim": "8"}
+        open_page(page, app_server, "", {**link, "num_heads": "2"})
+        assert wait_for_charts(page) > 0
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        assert sidebar.locator("textarea").count() == 0  # folded: not drawn yet
+        with expect_rerun(page):
+            page.locator('[data-testid="stExpandSidebarButton"]').click()
+        expect(sidebar.locator("textarea")).to_have_value(TEXT, timeout=10_000)
+        embed = sidebar.locator(".st-key-embed_dim input")
+        expect(embed).to_have_value("8")
+        with expect_rerun(page):
+            embed.fill("24")
+            embed.press("Enter")
+        expect(page).to_have_url(re.compile("embed_dim=24"))
+        assert "num_heads=2" in page.url  # the chosen head count still divides 24
+        assert wait_for_charts(page) > 0
+        assert_no_exception(page)
+        screenshot(page, "phone-sidebar-opened")
+        with expect_rerun(page):  # another page of the same visit: the settings stay drawn
+            sidebar.get_by_role("link", name="Compare heads").click()
+        expect(page).to_have_url(re.compile("/compare"))
+        expect(sidebar.locator(".st-key-embed_dim input")).to_have_value("24", timeout=10_000)
+        assert "embed_dim=24" in page.url
+    finally:
+        context.close()
+
+
 def test_the_projector_has_no_phone_controls_and_no_streamlit_menu(
     browser: Browser, app_server: str
 ) -> None:
