@@ -251,7 +251,7 @@ def main() -> None:
 
         # --- the sidebar's settings (a phone draws them once its sidebar is first opened) ------
         _settle()
-        if sidebar_folded():  # ui/presenter.py: ~0.16 s of a phone's first paint saved
+        if sidebar_folded():  # ui/phone.py: 0.1-0.15 s of a new phone's first paint saved
             unfold_on_open()
         else:
             with st.sidebar:
