@@ -41,6 +41,7 @@ jieba: https://github.com/fxsjy/jieba ; WordPiece: Devlin et al. 2019, "BERT", s
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import re
 import tempfile
@@ -291,8 +292,32 @@ def warm_up() -> None:
     _jieba()
 
 
+# jieba's cuts of the app's own sentences (the default and the examples), as `_jieba_spans`
+# makes them: a fresh server draws its first heatmaps without waiting for jieba's
+# dictionary (0.5-0.7 s). Rebuilt by `python -m attention_core.known_cuts`; a test checks
+# every entry against jieba itself, so a stale file fails CI instead of cutting differently.
+KNOWN_CUTS_PATH = ASSETS_DIR / "jieba" / "known_cuts.json"
+
+
+@functools.lru_cache(maxsize=1)
+def _known_cuts() -> dict[str, list[tuple[int, int]]]:
+    try:
+        raw = json.loads(KNOWN_CUTS_PATH.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {text: [(int(a), int(b)) for a, b in spans] for text, spans in raw.items()}
+
+
 def _jieba_spans(text: str) -> list[tuple[int, int]]:
     """jieba words for runs with CJK; the stretches between them cut as in `word` mode."""
+    known = _known_cuts().get(text)
+    if known is not None:
+        return list(known)
+    return jieba_spans_live(text)
+
+
+def jieba_spans_live(text: str) -> list[tuple[int, int]]:
+    """`_jieba_spans` from jieba itself (never from the known cuts)."""
     tk = _jieba()
     simplified = text.translate(_t2s_table())  # same length: offsets map 1:1 to `text`
     spans: list[tuple[int, int]] = []

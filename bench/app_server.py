@@ -33,6 +33,18 @@ class Server:
     process: subprocess.Popen[bytes]
     launched: float  # time.perf_counter() just before the process was started
     healthy: float  # time.perf_counter() when /_stcore/health first answered "ok"
+    log: Path | None = None  # the server's output
+
+    def wait_warm(self, timeout_s: float = 60.0) -> None:
+        """Until the app says its warm-up has finished (ui/server.py's WARM_UP_LOG): a warm
+        server, as a class finds it after the teacher opened the page."""
+        from ui.server import WARM_UP_LOG
+
+        deadline = time.perf_counter() + timeout_s
+        while self.log is None or WARM_UP_LOG not in self.log.read_text(errors="replace"):
+            if time.perf_counter() > deadline:
+                raise TimeoutError(f"no {WARM_UP_LOG!r} in the server's log")
+            time.sleep(0.1)
 
 
 @contextmanager
@@ -58,4 +70,10 @@ def streamlit_server(
             wait=wait_healthy,
         ) as app:
             healthy = time.perf_counter() if wait_healthy else launched
-            yield Server(url=app.url, process=app.process, launched=launched, healthy=healthy)
+            yield Server(
+                url=app.url,
+                process=app.process,
+                launched=launched,
+                healthy=healthy,
+                log=Path(scratch) / "server.log",
+            )

@@ -204,6 +204,7 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
             teacher = browser.new_page(viewport=DESKTOP)
             teacher.goto(server.url, wait_until="commit")
             wait_painted(teacher, _heads(), timeout_s=TIMEOUT_S)
+            server.wait_warm()  # its deferred warm-up too (pandas, jieba: ui/server.py)
             raw["visitors"] = [
                 new_visitor(browser, server.url, server.process.pid) for _ in range(visitors)
             ]

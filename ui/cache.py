@@ -77,8 +77,9 @@ def import_ui_stack() -> bool:
 
 @st.cache_resource(show_spinner=False)
 def prepare_process() -> bool:
-    """Once per process: load jieba's dictionary (and our user dictionary), and run torch
-    on one intra-op thread.
+    """Once per process: run torch on one intra-op thread. (jieba's dictionary loads on
+    the first sentence it must cut that is not one of the app's own, `known_cuts`, or when
+    ui/server.py's warm-up gets to it, after a fresh server's first heatmaps.)
 
     The app's matrices are small and a server runs many sessions at once: measured on the
     2-core machine, the landing page's forward pass (32 tokens, 64 dims, 8 heads) took
@@ -87,10 +88,7 @@ def prepare_process() -> bool:
     """
     import torch
 
-    from attention_core.tokenize import warm_up
-
     torch.set_num_threads(1)
-    warm_up()
     return True
 
 

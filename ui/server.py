@@ -7,10 +7,11 @@ script, pages and settings as before, with two additions for a class that arrive
 
 1. **Warm at start** (`lifespan`): the script runs once as soon as the server is up
    (Streamlit's own script check, the one behind `server.scriptHealthCheckEnabled`), so
-   torch, jieba's dictionary and the default view are loaded while the first browser is
-   still loading its JavaScript, not after it asks for a page; then pandas, which only
-   the pages with tables need. deploy/ warmed its servers from outside; a teacher's plain
-   `streamlit run app.py` now does it by itself.
+   torch and the default view are loaded while the first browser is still loading its
+   JavaScript, not after it asks for a page (the default sentence's jieba cut ships:
+   attention_core/known_cuts.py); 4 s after the start, once that first browser has its
+   heatmaps, pandas (for the pages with tables) and jieba's dictionary. deploy/ warmed its
+   servers from outside; a teacher's plain `streamlit run app.py` now does it by itself.
 2. **Static files from memory, compressed once** (`StaticAssets`): a phone's first visit
    asks for ~120 files (Streamlit's JavaScript, CSS and fonts, and plotly.js). Streamlit
    reads each from disk in a worker thread through its whole middleware stack (~1.9 ms of
@@ -87,6 +88,7 @@ _NOT_COMPRESSED = {".woff2", ".woff", ".png", ".jpg", ".jpeg", ".gif", ".webp", 
 # While the warm-up run imports torch the event loop waits for the interpreter lock at
 # each switch; a shorter switch interval keeps the first browser's file requests flowing.
 _WARM_SWITCH_S = 0.001
+_REST_AFTER_S = 4.0  # from the warm-up's start: what the first heatmaps do not need
 
 
 @dataclass(frozen=True)
@@ -279,10 +281,15 @@ async def warm_up() -> str:
     finally:
         sys.setswitchinterval(interval)
     answer = "ok" if answers == ["ok", "ok"] else " / ".join(answers)
+    # The rest after the teacher's first heatmaps (a first visit on a fresh server is ~3 s
+    # from the process start): pandas, for the pages with tables (the landing page skips
+    # it), and jieba's dictionary for sentences other than the app's own (known_cuts).
+    await asyncio.sleep(max(0.0, _REST_AFTER_S - (time.perf_counter() - start)))
+    from attention_core.tokenize import warm_up as load_jieba
     from ui.cache import import_ui_stack
 
-    await asyncio.to_thread(import_ui_stack)  # for the pages with tables (app.py skips it
-    # on the landing page, so a fresh server's first heatmaps do not wait for pandas)
+    await asyncio.to_thread(import_ui_stack)
+    await asyncio.to_thread(load_jieba)
     _LOG.info("%s %s (%.1f s)", WARM_UP_LOG, answer, time.perf_counter() - start)
     return answer
 
