@@ -122,9 +122,8 @@ export default function (component) {
   // width in a much narrower container (a phone): the chart then scrolls sideways in its
   // own box, the page does not. Near that width it fits the container, as every chart.
   const planned = ((figure.layout && figure.layout.meta) || {}).studio_min_width || 0;
-  // (Presenter mode scales charts itself: ui/presenter.py's fitCharts.)
-  const presenting = (window.__studioPresenter || {}).present && window.innerWidth > 640;
-  const narrow = !presenting && planned > 0 && parentElement.clientWidth < 0.8 * planned;
+  // (a chart presenter mode scales, ui/presenter.py's fitCharts, keeps the width it gets)
+  const narrow = !plot.__studioZoom && planned > 0 && parentElement.clientWidth < 0.8 * planned;
   plot.style.minWidth = narrow ? planned + "px" : "";
   parentElement.style.overflowX = narrow ? "auto" : "";
   // A click on a point is sent to Python (show_chart(..., clicks=True) returns it once).

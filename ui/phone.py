@@ -12,14 +12,23 @@ import streamlit as st
 
 from ui.common import lang, language_radio, preset, tr
 
-__all__ = ["PHONE_CSS", "on_a_phone", "phone_controls", "sidebar_folded", "unfold_on_open"]
+__all__ = [
+    "PHONE_CSS",
+    "PHONE_MAX_PX",
+    "on_a_phone",
+    "phone_controls",
+    "sidebar_folded",
+    "unfold_on_open",
+]
 
 # Phones (a student at 390 px): no sideways scrolling of the page, tap targets of at least
 # 44 px (Apple's and Material's guidance), charts no wider than the screen. On every page,
 # presenter mode or not.
+PHONE_MAX_PX = 640  # a window this wide or narrower is laid out as a phone
+
 PHONE_CSS = """
 <style>
-@media (max-width: 640px) {
+@media (max-width: __PHONE__px) {
   [data-testid="stMainBlockContainer"] { padding-left: 0.75rem !important;
     padding-right: 0.75rem !important; }
   [data-testid="stMain"] { overflow-x: hidden; }
@@ -48,7 +57,7 @@ PHONE_CSS = """
 }
 .st-key-phone_controls { display: none; }
 </style>
-"""
+""".replace("__PHONE__", str(PHONE_MAX_PX))
 
 # A phone's sidebar is folded away behind a small arrow, and its ~15 settings widgets were
 # 0.1–0.15 s of a new phone's first paint (interleaved A/B, a phone's User-Agent: 1.50 →
@@ -105,7 +114,7 @@ def on_a_phone() -> bool:
 
 def phone_controls() -> None:
     """The language and the sentence in the main area, for a phone (`on_a_phone`; shown
-    below 640 px only, PHONE_CSS): there the sidebar is folded away behind a small arrow.
+    up to PHONE_MAX_PX wide only, PHONE_CSS): there the sidebar is folded away behind a small arrow.
     Each mirrors the sidebar's widget (app.py's keys `lang` and `text`): it starts from it
     and writes to it."""
     if not on_a_phone():

@@ -33,7 +33,7 @@ import streamlit as st
 
 from ui.address import served_base
 from ui.common import lang, tr
-from ui.phone import PHONE_CSS, phone_controls
+from ui.phone import PHONE_CSS, PHONE_MAX_PX, phone_controls
 
 __all__ = [
     "PRESENT_PARAM",
@@ -82,13 +82,13 @@ h3 { font-size: 2rem !important; }
 .st-key-presenter_corner [data-testid="stAlert"] > div { padding: 0.4rem; }
 /* a phone in presenter mode (rare: the QR code's link is not in presenter mode): no room
    beside the page, and nobody scans a phone's screen; the leave button stays in the flow */
-@media (max-width: 640px) {
+@media (max-width: __PHONE__px) {
   [data-testid="stMainBlockContainer"] { padding: 1rem 0.75rem 2rem 0.75rem !important; }
   .st-key-presenter_corner { position: static; width: 100%; box-shadow: none; }
   .st-key-presenter_corner [data-testid="stImage"] { display: none; }
 }
 </style>
-"""
+""".replace("__PHONE__", str(PHONE_MAX_PX))
 
 # Streamlit's English that no app can translate: the "Running… Stop" widget during a long
 # run (training, playback); the ⋮ menu is off in .streamlit/config.toml (toolbarMode).
@@ -164,7 +164,7 @@ function fitCharts() {
   for (const plot of document.querySelectorAll(".studio-chart.js-plotly-plot")) {
     const box = plot.parentElement;
     // (a phone in presenter mode keeps the phone's charts: no projector to fill)
-    if (!state.present || window.innerWidth <= 640 || !window.Plotly || !box) {
+    if (!state.present || window.innerWidth <= __PHONE__ || !window.Plotly || !box) {
       if (plot.__studioZoom && window.Plotly) {
         plot.__studioZoom = 0;
         plot.__studioWhole = false;
@@ -236,7 +236,7 @@ export default function (component) {
     window.setInterval(fitCharts, 400);
   }
 }
-"""
+""".replace("__PHONE__", str(PHONE_MAX_PX))
 _keys = st.components.v2.component(_KEYS_COMPONENT, js=_JS, isolate_styles=False)
 
 
