@@ -187,6 +187,14 @@ def push_settings_question(round_index: int) -> None:
     next), or a message when the sentence's heads have no such row."""
     from attention_core.quiz import DECISIVE_MARGIN, QuizSource, draw_round
 
+    found = teacher_class()
+    if found is not None:
+        # the button was drawn when question `round_index` was the last one pushed: a
+        # second trigger of the same click (the live fragment reruns every half second and
+        # may carry it again) must not push another question
+        info = poll_store_or_stop().info(found[0])
+        if info is not None and (info.question.number if info.question else 0) != round_index:
+            return
     settings = current_settings()
     try:
         analysis = cached_analysis(settings)
