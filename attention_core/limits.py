@@ -22,3 +22,18 @@ EXACT = 1e-5  # a difference below this is floating-point rounding, not a real c
 # float16 and bfloat16 models round a row's weights to ~3 digits; an implementation that
 # returns no weights (SDPA, flash) sums to 0
 ROW_SUM_TOLERANCE = 1e-2
+
+# Long prompts (attention_core.longmap): maps kept as queries and keys, weights recomputed on
+# demand. The longest prompt a long map is built for. Memory grows with n, time with n²:
+# measured at 4 096 tokens × 8 heads × D = 64 on one core of the 2-core machine, building a
+# layer takes ~0.3 s and a rollout of a few rows through 6 layers 0.7 s (causal) to 1.1 s.
+MAX_LONG_TOKENS = 4096
+# weights one long-map computation holds at once (2²¹ float32 = 8 MB): bounds a request's
+# scratch memory whatever n is (a 4 096-token head is 64 MB), and keeps a block in cache while
+# it is exp'd and reduced
+LONG_SCRATCH_FLOATS = 1 << 21
+# cells per side of one tile sent to a browser: 512² float32 = 1 MB per tile at most
+MAX_TILE_SIZE = 512
+# bytes of long maps one server keeps (attention_core.longstore.MapStore), least recently
+# used evicted first: a 6-layer × 8-head × 4 096-token view holds ~100 MB, so ~5 texts at once
+LONG_STORE_BYTES = 512 << 20
