@@ -18,7 +18,7 @@ from pathlib import Path
 from bench.measure import REPO
 from deploy.app_server import serving
 
-__all__ = ["APP_REPO", "Server", "streamlit_server"]
+__all__ = ["APP_REPO", "Server", "streamlit_server", "wait_warm"]
 
 # the checkout whose app.py the browser benchmarks serve; `python -m bench --app-repo DIR`
 # points it at another one (e.g. a git worktree of an older commit) for before/after numbers
@@ -36,15 +36,22 @@ class Server:
     log: Path | None = None  # the server's output
 
     def wait_warm(self, timeout_s: float = 60.0) -> None:
-        """Until the app says its warm-up has finished (ui/server.py's WARM_UP_LOG): a warm
-        server, as a class finds it after the teacher opened the page."""
-        from ui.server import WARM_UP_LOG
+        """Until the app says its warm-up has finished: see `wait_warm`."""
+        if self.log is None:
+            raise ValueError("this server was started without a log")
+        wait_warm(self.log, timeout_s)
 
-        deadline = time.perf_counter() + timeout_s
-        while self.log is None or WARM_UP_LOG not in self.log.read_text(errors="replace"):
-            if time.perf_counter() > deadline:
-                raise TimeoutError(f"no {WARM_UP_LOG!r} in the server's log")
-            time.sleep(0.1)
+
+def wait_warm(log: Path, timeout_s: float = 60.0) -> None:
+    """Until a server's `log` says its warm-up has finished (ui/server.py's WARM_UP_LOG): a
+    warm server, as a class finds it after the teacher opened the page."""
+    from ui.server import WARM_UP_LOG
+
+    deadline = time.perf_counter() + timeout_s
+    while not log.exists() or WARM_UP_LOG not in log.read_text(errors="replace"):
+        if time.perf_counter() > deadline:
+            raise TimeoutError(f"no {WARM_UP_LOG!r} in {log}")
+        time.sleep(0.1)
 
 
 @contextmanager

@@ -40,6 +40,7 @@ import gevent
 import psutil
 from locust.exception import StopUser
 
+from bench.app_server import wait_warm
 from bench.section_load import CONNECT_S, SHARED_TEXT, WORDS, ClassResult, Student, run_class
 from bench.streamlit_client import StreamlitTab
 from bench.tables import RESULTS_DIR, Table, fmt_s
@@ -171,12 +172,22 @@ def visit_cost(url: str, pid: int, n: int = CALIBRATION) -> VisitCost:
     return VisitCost(spent["shared"] / n, spent["own"] / n, spent["edit"] / n)
 
 
+def _wait_warm(log: Path, app_dir: Path) -> None:
+    """`wait_warm`, for a tree whose server has a deferred warm-up (an older one has none)."""
+    server = app_dir / "ui" / "server.py"
+    if server.exists() and "WARM_UP_LOG" in server.read_text():
+        wait_warm(log)
+
+
 @contextmanager
 def _served(logs: Path, app_dir: Path, replicas: int, name: str) -> Iterator[tuple[str, list[int]]]:
     """One `streamlit run app.py`, or `replicas` of them behind nginx (deploy/: sticky,
-    websocket-aware) → (the URL students open, the servers' pids)."""
+    websocket-aware) → (the URL students open, the servers' pids), once every server has
+    finished its deferred warm-up (ui/server.py: it runs 4 s after the start, long before a
+    class has scanned the teacher's QR code)."""
     if replicas == 1:
         with serving(log=logs / f"{name}.log", app_dir=app_dir) as app:
+            _wait_warm(app.log, app_dir)
             yield app.url, [app.process.pid]
         return
     ports, procs = [free_port() for _ in range(replicas)], []
@@ -187,6 +198,8 @@ def _served(logs: Path, app_dir: Path, replicas: int, name: str) -> Iterator[tup
             procs.append(start_app(port, log=log, cookie_secret=secret, app_dir=app_dir))
         for port, proc in zip(ports, procs, strict=True):
             wait_healthy(f"http://127.0.0.1:{port}{HEALTH_PATH}", proc=proc)
+        for port in ports:
+            _wait_warm(logs / f"{name}-{port}.log", app_dir)
         listen = f"127.0.0.1:{free_port()}"
         nginx = start_nginx(ports, listen=listen, prefix=logs / f"{name}-nginx")
         wait_healthy(f"http://{listen}{HEALTH_PATH}", proc=nginx)
