@@ -148,12 +148,16 @@ def test_every_head_has_the_cards_numbers_and_a_name_only_when_they_are_clear():
             assert set(fact.masses) == set(HEAD_PATTERNS)
             if fact.name in HEAD_PATTERNS:
                 assert fact.value == fact.masses[fact.name] >= 0.3
+                # not a word head that its previous character (often in its word) would hide
+                assert fact.word_ratio < 1.25 or fact.word_observed <= fact.value
             elif fact.name == "word":
                 assert fact.value == pytest.approx(fact.word_ratio) and fact.value >= 1.25
             else:
                 assert fact.name is None and max(fact.masses.values()) < 0.3
     best = max((f.word_ratio, f.layer) for row in facts for f in row)
     assert shape.default_layer == best[1]  # the default layer holds the best word head
+    best_head = max((f for row in facts for f in row), key=lambda f: f.word_ratio)
+    assert best_head.name == "word" and best_head.value >= 1.5  # named for its word
 
 
 def test_the_sentences_own_same_word_figure_matches_the_statistic(reader):

@@ -108,8 +108,14 @@ class HeadFact:
         return self.word_observed / self.word_shuffled if self.word_shuffled > 0 else 0.0
 
 
-def _name(masses: dict[str, float], ratio: float) -> tuple[str | None, float]:
+def _name(masses: dict[str, float], observed: float, ratio: float) -> tuple[str | None, float]:
+    """A head's plain name: its word when it beats shuffled words and its rows put more on
+    the earlier characters of their word than on any one pattern (a word head's previous
+    character is often in its word: layer 0, head 1 gives 0.58 to its word, 0.33 to the
+    previous character); else its pattern when clear; else its word; else none."""
     pattern, mass = max(masses.items(), key=lambda kv: kv[1])
+    if ratio >= WORD_RATIO and observed > mass:
+        return "word", ratio
     if mass >= NAME_MASS:
         return pattern, mass
     if ratio >= WORD_RATIO:
@@ -132,7 +138,7 @@ def head_facts() -> tuple[tuple[HeadFact, ...], ...] | None:
                 observed = float(words["observed"][layer][head])
                 shuffled = float(words["shuffled"][layer][head])
                 ratio = observed / shuffled if shuffled > 0 else 0.0
-                name, value = _name(masses, ratio)
+                name, value = _name(masses, observed, ratio)
                 row.append(HeadFact(layer, head, name, value, masses, observed, shuffled))
             facts.append(tuple(row))
     except (ReaderError, KeyError, TypeError, ValueError, IndexError):

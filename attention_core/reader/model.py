@@ -14,6 +14,13 @@ difference between a model that has seen the corpus a few times and one that has
 a causal model's heads can be read as "what did this character look back at", which is
 what the teaching pages and the induction test ask.
 
+**A second target while training** (`attention_core.reader.fit.train`): does the next unit
+start a new jieba word? One linear read-out of the final state, dropped after training. A
+causal reader can only answer it if it knows where the current word began, which is what
+made a head read the rest of its word: on held-out text the best same-word head went from
+1.32 × its shuffled baseline (next unit only, 3 000 steps) to 1.51 × (2 000 steps with it),
+for 0.15 bits per Chinese character more. No head is told where to look.
+
 Shape legend: B batch, n units (≤ context), C embed_dim, H num_heads, V vocabulary.
 """
 
