@@ -44,7 +44,7 @@ from ui.common import (
     tr,
 )
 from ui.headview import show_head_view
-from ui.lens_sources import SOURCES, subject
+from ui.lens_sources import SOURCES, effects_or_cancelled, subject
 from ui.maps import show_flow, show_rollout
 
 state = st.session_state
@@ -285,8 +285,10 @@ try:
 
     elif view == "ablation":
         st.caption(tr(lensed.ablation_caption))
-        with st.spinner(tr("pretrained_running")):
-            effect, ranking = lensed.effects()  # (L, H), largest first
+        found = effects_or_cancelled(lensed)  # a bar and Cancel when it takes a while
+        if found is None:  # cancelled: the page says so and offers to start again
+            st.stop()
+        effect, ranking = found  # (L, H), largest first
         options = [_head_key(layer, head) for layer in range(L) for head in range(H)]
         knocked_now = [k for k in state.get(KNOCKED, []) if k in options]
         clicked = show_chart(

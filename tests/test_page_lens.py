@@ -179,6 +179,48 @@ def test_ablation_ranks_every_head_and_knocked_heads_move_the_output(reference) 
     assert "exactly" in texts(at)
 
 
+def test_a_long_ablation_draws_its_bar_and_cancel_and_takes_them_away_at_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run expected to take over a second (here: every run) draws a bar that climbs to
+    all 72 heads and a Cancel button while it runs; both are gone once the grid is there."""
+    import streamlit.delta_generator as dg
+
+    import ui.lens_sources
+
+    monkeypatch.setattr(ui.lens_sources, "BAR_AFTER_S", 0.0)
+    drawn: list[object] = []
+    progress, button = dg.DeltaGenerator.progress, dg.DeltaGenerator.button
+
+    def spy_progress(self, value, text=None, **kw):
+        drawn.append(text)
+        return progress(self, value, text=text, **kw)
+
+    def spy_button(self, label, *args, **kw):
+        drawn.append(kw.get("key"))
+        return button(self, label, *args, **kw)
+
+    monkeypatch.setattr(dg.DeltaGenerator, "progress", spy_progress)
+    monkeypatch.setattr(dg.DeltaGenerator, "button", spy_button)
+    at = open_lens("A new sentence for the bar.", lens_view="ablation")
+    chart(at, "lens_effect_chart")
+    assert "lens_ablation_cancel" in drawn
+    bars = [t for t in drawn if isinstance(t, str) and t.startswith("Knocking out")]
+    assert bars and bars[-1].endswith("72 of 72 heads done.")
+    assert not at.get("progress") and "lens_ablation_cancel" not in [b.key for b in at.button]
+
+
+def test_a_cancelled_ablation_says_so_and_starts_again_on_request() -> None:
+    """Cancel (drawn beside the bar of a run over a second) reruns the page, which stops
+    the run; the page then measures nothing, says so, and one click starts it again."""
+    at = open_lens(lens_view="ablation", lens_ablation_cancelled=True)
+    assert "Cancelled" in " ".join(i.value for i in at.info)
+    assert "lens_effect_chart" not in charts(at) and not at.metric
+    at.button(key="lens_ablation_again").click().run()
+    assert not at.exception
+    assert not at.info and decode(chart(at, "lens_effect_chart")["data"][0]["z"]).shape == (6, 12)
+
+
 def test_sinks_show_each_heads_mass_on_cls(reference) -> None:
     run, _ = reference
     _, attentions, _, _ = run(SENTENCE)

@@ -11,6 +11,8 @@ inside the cached functions, so the first paint of a page does not wait for them
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
@@ -307,12 +309,31 @@ def lens_neuron(name: str, text: str, layer: int, head: int) -> NeuronView:
     return neuron_view(loaded_model(name), text, layer, head)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def lens_head_effects(name: str, text: str) -> HeadEffects:
-    """Every head knocked out alone (attention_core.lens.head_effects)."""
+_EFFECTS_KEPT = 8
+_effects: OrderedDict[tuple[str, str], HeadEffects] = OrderedDict()
+_effects_lock = threading.Lock()
+
+
+def lens_head_effects(
+    name: str, text: str, progress: Callable[[int, int], None] | None = None
+) -> HeadEffects:
+    """Every head knocked out alone (attention_core.lens.head_effects); the last 8 kept for
+    every session. Not `st.cache_data`: `progress(done, total)` draws a bar made outside
+    this function, which a cached function's replay cannot draw again (Streamlit refuses),
+    and a run cancelled midway (the page reran from inside `progress`) keeps nothing."""
     from attention_core.lens import head_effects
 
-    return head_effects(loaded_model(name), text)
+    key = (name, text)
+    with _effects_lock:
+        if key in _effects:
+            _effects.move_to_end(key)
+            return _effects[key]
+    found = head_effects(loaded_model(name), text, progress=progress)
+    with _effects_lock:
+        _effects[key] = found
+        while len(_effects) > _EFFECTS_KEPT:
+            _effects.popitem(last=False)
+    return found
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

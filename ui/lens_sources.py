@@ -11,6 +11,7 @@ ends the page with its message (`st.stop()`).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -40,6 +41,7 @@ __all__ = ["SOURCES", "Metric", "Subject", "subject"]
 
 SOURCES = ("pretrained", "reader")
 Pairs = tuple[tuple[int, int], ...]
+Progress = Callable[[int, int], None]  # (heads done, heads in all)
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,8 @@ class Subject:
     value_norms: Callable[[], np.ndarray]  # (L, H, n)
     flow: Callable[[], np.ndarray]  # (n, n)
     neuron: Callable[[int, int], NeuronView]  # (layer, head)
-    effects: Callable[[], tuple[np.ndarray, list[tuple[int, int]]]]  # (L, H), largest first
+    # (L, H) effects and the heads largest first; progress(done, total) after each batch
+    effects: Callable[[Progress], tuple[np.ndarray, list[tuple[int, int]]]]
     knock_out: Callable[[Pairs], list[Metric]]  # the heads knocked out together
     ablation_caption: str  # the catalog key saying what the effect measures
     kv_groups: Callable[[], list[list[int]]]  # query heads per key/value head (1 without GQA)
@@ -91,8 +94,8 @@ def _pretrained(settings: Settings) -> Subject:
     unknown_warning(model, result, settings.text, key="lens_to_reader")
     key, text = name.strip(), settings.text
 
-    def effects() -> tuple[np.ndarray, list[tuple[int, int]]]:
-        found = lens_head_effects(key, text)
+    def effects(progress: Progress) -> tuple[np.ndarray, list[tuple[int, int]]]:
+        found = lens_head_effects(key, text, progress)
         return found.pooled_distance, found.ranking()
 
     def knock_out(pairs: Pairs) -> list[Metric]:
@@ -143,7 +146,8 @@ def _reader(settings: Settings) -> Subject:
     weights_id = reader.card.get("sha256", {}).get("reader.safetensors", "reader")
     flow_id = f"reader:{weights_id}:{','.join(map(str, read.ids))}"
 
-    def effects() -> tuple[np.ndarray, list[tuple[int, int]]]:
+    def effects(_: Progress) -> tuple[np.ndarray, list[tuple[int, int]]]:
+        # 16 heads of 64 units at most: ≤ 0.3 s on 2 cores, no bar needed
         found = lens.reader_head_effects(reader, text)
         return found.kl, found.ranking()
 
@@ -176,3 +180,57 @@ def _reader(settings: Settings) -> Subject:
         ablation_caption="lens_reader_ablation_caption",
         kv_groups=lambda: [[h] for h in range(read.attentions.shape[1])],
     )
+
+
+# --- every head knocked out: a bar and Cancel while it runs ---------------------------------
+CANCELLED = "lens_ablation_cancelled"
+BAR_AFTER_S = 1.0  # a run expected to take longer than this shows its bar and Cancel
+
+
+def _cancelled(value: bool) -> None:
+    st.session_state[CANCELLED] = value
+
+
+def effects_or_cancelled(lensed: Subject) -> tuple[np.ndarray, list[tuple[int, int]]] | None:
+    """Every head knocked out alone (`lensed.effects`): (L, H) effects and the heads largest
+    first. A run expected to take over BAR_AFTER_S (MiniLM at 512 tokens: ~12 s) shows a bar
+    and Cancel; Cancel reruns the page, which stops the run at its next report, and the page
+    then says so and offers to start again (None until then)."""
+    if st.session_state.get(CANCELLED):
+        st.info(tr("lens_ablation_cancelled"))
+        st.button(  # its click reruns the page with the flag down (a callback: no st.rerun)
+            tr("lens_ablation_again"),
+            key="lens_ablation_again",
+            icon=":material/replay:",
+            on_click=_cancelled,
+            args=(False,),
+        )
+        return None
+    # one container for both: a button drawn where the page's previous run had another button
+    # (Knock out … again) ignored its clicks in Chromium (Streamlit 1.67), so Cancel never
+    # takes that place
+    running = st.container()
+    bar, cancel = running.empty(), running.empty()
+    started = time.monotonic()
+    shown = False
+
+    def progress(done: int, total: int) -> None:
+        nonlocal shown
+        elapsed = time.monotonic() - started
+        if not shown and elapsed / done * total < BAR_AFTER_S:
+            return  # this run ends within a second: no bar to flash
+        if not shown:
+            shown = True
+            cancel.button(
+                tr("lens_ablation_cancel"),
+                key="lens_ablation_cancel",
+                icon=":material/stop_circle:",
+                on_click=_cancelled,
+                args=(True,),
+            )
+        bar.progress(done / total, text=tr("lens_ablation_progress", done=done, total=total))
+
+    found = lensed.effects(progress)
+    bar.empty()
+    cancel.empty()
+    return found

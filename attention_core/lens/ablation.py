@@ -33,9 +33,14 @@ if TYPE_CHECKING:
 
 # head_effects runs copies of the sentence in batches: one pass of 73 copies of 32 tokens
 # takes about as long as 3 passes of one copy on 2 cores. A batch's attention scores hold
-# rows × H × n² floats per layer; this bounds them to ~200 MB (73 rows at 128 tokens for
-# MiniLM, 16 at 512).
-_ABLATION_FLOATS = 50_000_000
+# rows × H × n² floats per layer; past a few tens of MB a larger batch is slower, not faster
+# (every head of MiniLM, 2 cores: at 512 tokens 16 rows a batch 33 s, 7 rows 18 s, 4 rows
+# 12 s, 2 rows 19 s; at 128 tokens 73 rows 1.2 s, 16 rows 0.9 s). So a batch holds at most
+# ~50 MB of scores (4 rows at 512 tokens) and 16 rows, which also reports progress often.
+_ABLATION_FLOATS = 12_600_000
+_ABLATION_ROWS = 16
+
+Progress = Callable[[int, int], None]  # (heads done, heads in all), after each batch
 
 
 @dataclass(frozen=True)
@@ -162,10 +167,12 @@ def head_effects(
     *,
     max_tokens: int = MAX_TOKENS,
     batch_size: int | None = None,
+    progress: Progress | None = None,
 ) -> HeadEffects:
     """Knock out every head alone, in batches of copies of the sentence, and measure how far
     the output moves (see HeadEffects). Each batch carries its own untouched copy as the
-    reference, so the distances compare like with like."""
+    reference, so the distances compare like with like. `progress(done, total)` is called
+    after each batch (a page draws its bar there, and a cancelled run stops there)."""
     import torch
 
     num_layers, num_heads = _shape(loaded)
@@ -175,7 +182,7 @@ def head_effects(
     pooled = np.zeros((num_layers, num_heads))
     n = inputs["input_ids"].shape[1]
     if batch_size is None:
-        batch_size = max(2, _ABLATION_FLOATS // (num_heads * n * n))
+        batch_size = min(_ABLATION_ROWS, max(2, _ABLATION_FLOATS // (num_heads * n * n)))
     step = max(1, batch_size - 1)
     for start in range(0, len(pairs), step):
         chunk = pairs[start : start + step]
@@ -189,4 +196,6 @@ def head_effects(
         for row, (layer, head) in enumerate(chunk):
             token[layer, head] = float(t[row])
             pooled[layer, head] = float(p[row])
+        if progress is not None:
+            progress(start + len(chunk), len(pairs))
     return HeadEffects(token_distance=token, pooled_distance=pooled)
