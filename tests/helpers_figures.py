@@ -12,7 +12,14 @@ import plotly.graph_objects as go
 
 from attention_core.pipeline import token_labels
 
-__all__ = ["axes_by_panel", "decode_typed", "figure_spec", "repeated_labels", "softmax_weights"]
+__all__ = [
+    "assert_head_view_weights",
+    "axes_by_panel",
+    "decode_typed",
+    "figure_spec",
+    "repeated_labels",
+    "softmax_weights",
+]
 
 
 def softmax_weights(heads: int, n: int, *, seed: int = 0) -> np.ndarray:
@@ -45,3 +52,33 @@ def axes_by_panel(layout: dict, letter: str) -> dict[int, dict]:
         if m:
             found[int(m.group(1) or 1) - 1] = value
     return found
+
+
+def head_view_weights(spec: dict) -> np.ndarray:
+    """A head view spec's sparse weights (`figures.headview.sparse_weights`) decoded here,
+    not by the library: (H, n, n), the weights left out (lighter than MIN_WEIGHT) 0."""
+    n, heads, sparse = len(spec["tokens"]), len(spec["heads"]), spec["sparse"]
+    out = np.zeros((heads, n, n))
+    at = 0
+    for row, count in enumerate(sparse["counts"]):  # rows in order: head, then query
+        head, query = divmod(row, n)
+        for key, value in zip(
+            sparse["keys"][at : at + count], sparse["vals"][at : at + count], strict=True
+        ):
+            out[head, query, key] = value / spec["scale"]
+        at += count
+    assert at == len(sparse["keys"]) == len(sparse["vals"])
+    return out
+
+
+def assert_head_view_weights(spec: dict, reference: np.ndarray, *, atol: float) -> None:
+    """The head view sends every weight a line is drawn for, within `atol` of `reference`
+    (H, n, n), and leaves out only weights lighter than MIN_WEIGHT."""
+    from attention_core.figures.headview import MIN_WEIGHT
+
+    got, ref = head_view_weights(spec), np.asarray(reference, dtype=np.float64)
+    assert got.shape == ref.shape
+    kept = got > 0
+    np.testing.assert_allclose(got[kept], ref[kept], atol=atol)
+    assert (ref[~kept] < MIN_WEIGHT + atol).all()  # left out: only the light ones
+    assert (ref[ref >= MIN_WEIGHT + atol] > 0).all() and kept.any()

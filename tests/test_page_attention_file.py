@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 from apptest_helpers import away_and_back, chart, decode, drawn_charts, md_unescape, texts
+from helpers_figures import assert_head_view_weights
 from helpers_hostile import PWNED, RunsOnUnpickle
 from streamlit.testing.v1 import AppTest
 
@@ -110,7 +111,7 @@ def test_flow_and_the_head_view_take_the_file_too() -> None:
     (view,) = [c for c in at.get("bidi_component") if "head" in c.proto.component_name]
     spec = json.loads(json.loads(view.proto.json)["spec"])
     assert spec["tokens"] == TOKENS  # sent as text, drawn as text nodes
-    np.testing.assert_allclose(spec["weights"][2], weights[0, 2], atol=1e-4)  # 4 decimals
+    assert_head_view_weights(spec, weights[0], atol=1e-4)  # 4 decimals
 
 
 def test_the_file_stays_open_across_pages_and_a_language_switch_and_closes() -> None:

@@ -15,6 +15,7 @@ import pytest
 import torch
 from apptest_helpers import chart, charts, decode, md_unescape, offline, texts  # noqa: F401 (autouse)
 from availability import needs_minilm, require_minilm
+from helpers_figures import assert_head_view_weights
 from streamlit.testing.v1 import AppTest
 
 from attention_core.limits import EXACT
@@ -142,7 +143,7 @@ def test_head_view_carries_one_layers_weights_and_a_colour_per_head(reference) -
     at = open_lens(lens_view="head", lens_layer=4)
     spec = head_view_spec(at)
     assert spec["tokens"] == tokens
-    np.testing.assert_allclose(spec["weights"], attentions[4], atol=6e-5)  # 4 decimals
+    assert_head_view_weights(spec, attentions[4], atol=6e-5)  # 4 decimals
     assert len({h["color"] for h in spec["heads"]}) == 12
     assert spec["filename"] == "head-view-layer4"
 

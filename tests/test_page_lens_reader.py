@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from apptest_helpers import catalog_line, chart, decode, md_unescape, texts
+from helpers_figures import assert_head_view_weights
 from streamlit.testing.v1 import AppTest
 
 from attention_core.i18n import t
@@ -105,7 +106,7 @@ def test_head_view_and_neuron_view_carry_the_readers_own_weights() -> None:
     ]
     spec = json.loads(json.loads(element.proto.json)["spec"])
     assert spec["tokens"] == ["[BOS]", *ARTICLE]
-    np.testing.assert_allclose(spec["weights"], weights[3], atol=6e-5)  # 4 decimals
+    assert_head_view_weights(spec, weights[3], atol=6e-5)  # 4 decimals
     assert len({h["color"] for h in spec["heads"]}) == 4
 
     at = open_lens(lens_view="neuron", lens_layer=1, lens_head=2, lens_query=7, lens_key=6)

@@ -4,7 +4,9 @@ One renderer for the app and the notebook: ui/headview.py mounts it as a Streaml
 components-v2 element, `attention_core.notebook.head_view` inlines it into a notebook
 output or a standalone HTML file (no CDN, no module loader). `renderHeadView(component)`
 takes `{data: {spec: JSON}, parentElement}`, the shape Streamlit hands a component; the
-spec is `figures.lens.head_view_data` plus `filename` and `text: {svg, hint}`.
+spec is `figures.lens.head_view_data` plus `filename` and `text: {svg, hint}`. Weights
+travel sparse (`sparse_weights`: only those a line is drawn for, as integers), which at
+512 tokens × 12 heads is what keeps the view from sending 3 million numbers.
 
 Queries on the left, keys on the right. Hover (or click, to pin) a token on the left and
 lines run to the keys it attends to, one colour per head, as opaque as the weight; a token
@@ -15,9 +17,23 @@ saves what is drawn as a vector file.
 
 from __future__ import annotations
 
-__all__ = ["HEAD_VIEW_CSS", "HEAD_VIEW_JS", "MIN_WEIGHT"]
+import numpy as np
 
-MIN_WEIGHT = 0.005  # lighter weights draw no line (and a notebook's file leaves them out)
+__all__ = ["HEAD_VIEW_CSS", "HEAD_VIEW_JS", "MIN_WEIGHT", "SCALE", "sparse_weights"]
+
+MIN_WEIGHT = 0.005  # lighter weights draw no line, so they are not sent
+SCALE = 10_000  # weights travel as integers of 1/10 000 (4 decimals)
+
+
+def sparse_weights(weights: np.ndarray) -> dict[str, list[int]]:
+    """One layer (H, n, n) as the weights a line is drawn for (>= MIN_WEIGHT), row by row:
+    `counts` (H·n: keys kept per query), `keys` and `vals` (weight × SCALE) in order; the
+    renderer's `denseWeights` turns them back into H × n × n."""
+    kept = weights >= MIN_WEIGHT  # (H, n, n)
+    counts = kept.sum(-1).reshape(-1)  # (H·n,)
+    _, _, keys = np.nonzero(kept)  # C order: by head, then query, then key
+    vals = np.rint(weights[kept] * SCALE).astype(np.int64)
+    return {"counts": counts.tolist(), "keys": keys.tolist(), "vals": vals.tolist()}
 
 HEAD_VIEW_CSS = """
 .studio-headview { font-family: "Noto Sans CJK TC", "Noto Sans", sans-serif; }
@@ -28,6 +44,9 @@ HEAD_VIEW_CSS = """
 .studio-headview .hv-bar { display: flex; gap: 12px; align-items: center; font-size: 13px; }
 .studio-headview svg text { font-size: 13px; cursor: pointer; fill: #31333F; }
 .studio-headview svg text.pinned { font-weight: bold; fill: #FF2B2B; }
+/* a long text scrolls inside the view (both columns together) instead of making the page
+   n × 22 px tall (11 274 px at 512 tokens) */
+.studio-headview .hv-scroll { max-height: min(75vh, 900px); overflow-y: auto; }
 """
 
 # Defines `renderHeadView`; a caller adds how it is reached (an export, or a call).
@@ -41,6 +60,26 @@ function svgNode(tag, attrs) {
   return node;
 }
 
+// `sparse_weights` of one layer → H × n × n; `keep(i, j)` may leave more out (a notebook's
+// sentence A/B filter)
+function denseWeights(sparse, n, H, scale, keep) {
+  const weights = [];
+  let at = 0;
+  for (let h = 0; h < H; h++) {
+    const rows = [];
+    for (let i = 0; i < n; i++) {
+      const row = new Float64Array(n);
+      for (let c = sparse.counts[h * n + i]; c > 0; c--, at++) {
+        const j = sparse.keys[at];
+        if (!keep || keep(i, j)) row[j] = sparse.vals[at] / scale;
+      }
+      rows.push(row);
+    }
+    weights.push(rows);
+  }
+  return weights;
+}
+
 function renderHeadView(component) {
   const { data, parentElement } = component;
   // a JSON string from Streamlit; an object from a notebook's own controls (no re-parse)
@@ -52,6 +91,7 @@ function renderHeadView(component) {
     parentElement.appendChild(root);
   }
   const n = spec.tokens.length;
+  const weights = spec.weights || denseWeights(spec.sparse, n, spec.heads.length, spec.scale);
   const sameShape = root.__n === n && root.__h === spec.heads.length;
   const active = sameShape ? root.__active
                            : spec.heads.map((_, h) => !spec.active || spec.active[h]);
@@ -100,7 +140,10 @@ function renderHeadView(component) {
       svg.appendChild(t);
     });
   }
-  root.appendChild(svg);
+  const scroll = document.createElement("div");
+  scroll.className = "hv-scroll";
+  scroll.appendChild(svg);
+  root.appendChild(scroll);
 
   const bar = document.createElement("div");
   bar.className = "hv-bar";
@@ -130,7 +173,7 @@ function renderHeadView(component) {
       if (!active[h]) return;
       for (let other = 0; other < n; other++) {
         const [i, j] = focus.side === "q" ? [focus.index, other] : [other, focus.index];
-        const w = spec.weights[h][i][j];
+        const w = weights[h][i][j];
         if (!(w >= MIN_WEIGHT)) continue;
         lines.appendChild(svgNode("line", {
           x1: LEFT_X, y1: i * ROW + ROW / 2, x2: RIGHT_X, y2: j * ROW + ROW / 2,

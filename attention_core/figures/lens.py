@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from attention_core.figures.headview import SCALE, sparse_weights
 from attention_core.figures.style import FONT, matrix_axes
 from attention_core.figures.text import literal, literals
 
@@ -61,7 +62,8 @@ def head_view_data(
     weights: np.ndarray, labels: Sequence[str], head_names: Sequence[str]
 ) -> dict[str, Any]:
     """One layer's weights (H, n, n) → the head view's plain data: `tokens` (n labels),
-    `weights` (H × n × n nested lists, 4 decimals), `heads` ([{name, color}] per head).
+    `sparse` (the weights a line is drawn for, `figures.headview.sparse_weights`) and its
+    `scale`, `heads` ([{name, color}] per head).
 
     Labels are sent as text and drawn as text nodes by the component, never as HTML."""
     w = np.asarray(weights, dtype=np.float64)
@@ -72,7 +74,8 @@ def head_view_data(
         raise ValueError(f"need {n} labels and {heads} head names")
     return {
         "tokens": [str(t) for t in labels],
-        "weights": np.round(w, 4).tolist(),
+        "sparse": sparse_weights(w),  # (H, n, n) as counts, keys, integer values
+        "scale": SCALE,
         "heads": [
             {"name": str(name), "color": HEAD_COLORS[h % len(HEAD_COLORS)]}
             for h, name in enumerate(head_names)

@@ -16,12 +16,10 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from attention_core.figures.compare import model_view as tile_model_view
 from attention_core.figures.compare import plot_model_view
 from attention_core.figures.heads import head_grid, plot_heads
-from attention_core.figures.headview import HEAD_VIEW_CSS, HEAD_VIEW_JS, MIN_WEIGHT
+from attention_core.figures.headview import HEAD_VIEW_CSS, HEAD_VIEW_JS, SCALE, sparse_weights
 from attention_core.figures.lens import HEAD_COLORS
 from attention_core.i18n import DEFAULT_LANG, t
 from attention_core.notebook.html import View, figure_body, json_for_script
@@ -29,7 +27,6 @@ from attention_core.notebook.inputs import Attention, NotebookInputError, as_att
 
 __all__ = ["head_view", "heads_grid", "model_view"]
 
-_SCALE = 10_000  # weights travel as integers of 1/10 000 (4 decimals, as in the app)
 FILTERS = ("all", "aa", "bb", "ab", "ba")  # BertViz's sentence A / B choices
 
 _CONTROLS_JS = r"""
@@ -45,29 +42,12 @@ _CONTROLS_JS = r"""
     aa: (i, j) => i < s && j < s, bb: (i, j) => i >= s && j >= s,
     ab: (i, j) => i < s && j >= s, ba: (i, j) => i >= s && j < s,
   };
-  function dense(layer, filter) {  // the sparse weights of one layer → H × n × n
-    const weights = [];
-    let at = 0;
-    for (let h = 0; h < H; h++) {
-      const rows = [];
-      for (let i = 0; i < n; i++) {
-        const row = new Float64Array(n);
-        for (let c = layer.counts[h * n + i]; c > 0; c--, at++) {
-          const j = layer.keys[at];
-          if (filter(i, j)) row[j] = layer.vals[at] / payload.scale;
-        }
-        rows.push(row);
-      }
-      weights.push(rows);
-    }
-    return weights;
-  }
   function show() {
     const layer = payload.layers[Number(layerPick.value)];
     const filter = keep[filterPick ? filterPick.value : "all"];
+    const weights = denseWeights(layer, n, H, payload.scale, filter);  // H × n × n
     const spec = { tokens: payload.tokens, heads: payload.heads, active: payload.active,
-                   weights: dense(layer, filter), filename: payload.filename,
-                   text: payload.text };
+                   weights, filename: payload.filename, text: payload.text };
     renderHeadView({ data: { spec }, parentElement: mount });
   }
   layerPick.addEventListener("change", show);
@@ -75,16 +55,6 @@ _CONTROLS_JS = r"""
   show();
 })();
 """
-
-
-def _sparse(weights: np.ndarray) -> dict[str, list[int]]:
-    """One layer (H, n, n) as the weights a line is drawn for (>= MIN_WEIGHT), row by row:
-    `counts` (H·n: keys kept per query), `keys` and `vals` (weight × _SCALE) in order."""
-    kept = weights >= MIN_WEIGHT  # (H, n, n)
-    counts = kept.sum(-1).reshape(-1)  # (H·n,)
-    _, _, keys = np.nonzero(kept)  # C order: by head, then query, then key
-    vals = np.rint(weights[kept] * _SCALE).astype(np.int64)
-    return {"counts": counts.tolist(), "keys": keys.tolist(), "vals": vals.tolist()}
 
 
 def _options(values: Sequence[str], selected: int, css: str) -> str:
@@ -137,8 +107,8 @@ def head_view(
             for h in range(H)
         ],
         "active": [h in on for h in range(H)],
-        "layers": [_sparse(att.weights[i]) for i in range(L)],  # (H, n, n) each
-        "scale": _SCALE,
+        "layers": [sparse_weights(att.weights[i]) for i in range(L)],  # (H, n, n) each
+        "scale": SCALE,
         "b_start": None if sentence_b_start is None else int(sentence_b_start),
         "filename": "head-view",
         "text": {"svg": t("lens_head_view_svg", lang), "hint": t("lens_head_view_hint", lang)},

@@ -183,6 +183,19 @@ def test_knocking_out_every_head_of_a_long_text_shows_a_bar_and_cancels(
     text = " ".join([SENTENCE] * 40)  # ~640 tokens: cut to the model's 512
     open_page(page, app_server, "lens", params={"text": text})
     wait_for_heatmaps(page, 1)
+
+    # the head view of 512 tokens scrolls inside itself: the page stays a page tall
+    _view(page, "Head view")
+    left = page.locator(".studio-headview text.hv-q")
+    left.first.wait_for()
+    assert left.count() == 512
+    box = page.locator(".studio-headview .hv-scroll").bounding_box()
+    assert box is not None and box["height"] <= 0.75 * page.viewport_size["height"] + 1
+    assert page.evaluate("document.scrollingElement.scrollHeight") < 4000  # not 11 000 px
+    left.nth(500).hover()  # scrolled into view inside the box
+    page.wait_for_selector(".studio-headview line")
+    assert {line["query"] for line in _lines(page)} == {500}
+
     main_area(page).get_by_role("radio", name="Ablation", exact=True).click()
     bar = main_area(page).get_by_role("progressbar")
     bar.wait_for(timeout=60_000)
