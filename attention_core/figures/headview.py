@@ -35,6 +35,7 @@ def sparse_weights(weights: np.ndarray) -> dict[str, list[int]]:
     vals = np.rint(weights[kept] * SCALE).astype(np.int64)
     return {"counts": counts.tolist(), "keys": keys.tolist(), "vals": vals.tolist()}
 
+
 HEAD_VIEW_CSS = """
 .studio-headview { font-family: "Noto Sans CJK TC", "Noto Sans", sans-serif; }
 .studio-headview .hv-heads { display: flex; flex-wrap: wrap; gap: 4px; margin-bottom: 6px; }
