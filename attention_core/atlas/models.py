@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["MAX_TOKENS", "MODELS", "AtlasModel", "Reading", "open_model"]
+__all__ = ["MAX_TOKENS", "MODELS", "AtlasModel", "MiniLM", "Reading", "open_model"]
 
 MODELS = ("untrained", "reader", "minilm")
 MAX_TOKENS = 64  # tokens read per sentence (a corpus sentence: ~40); the rest is cut
@@ -153,10 +153,11 @@ class TrainedReader:
 class MiniLM:
     name, causal = "minilm", False
 
-    def __init__(self) -> None:
+    def __init__(self, loaded: Any = None) -> None:
+        """`loaded`: the packaged model when the caller has it loaded already (the app)."""
         from attention_core.pretrained import DEFAULT_MODEL, load_model
 
-        self.loaded = load_model()
+        self.loaded = loaded if loaded is not None else load_model()
         self.layers, self.heads = self.loaded.num_layers, self.loaded.num_heads
         self.fingerprint = DEFAULT_MODEL
 

@@ -16,6 +16,7 @@ that. A head's top sentences and pairs read the chunks themselves.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +70,7 @@ class Atlas:
         self.chunks = len(chunks)
         self._lock = threading.Lock()  # one DuckDB connection, one question at a time
         self._db = duckdb.connect()
+        weakref.finalize(self, self._db.close)  # closed before the interpreter's teardown
         glob = str(self.folder / "chunk-*" / "{}.parquet").replace("'", "''")
         for table in ("sentences", "heads", "pairs"):
             self._db.execute(
@@ -212,6 +214,12 @@ class Atlas:
             [value, layer, head],
         )
         return below / total if total else float("nan")
+
+    def sample(self, k: int) -> list[str]:
+        """`k` indexed sentences, the same ones every time (ordered by id, i.e. by hash)."""
+        return [
+            r[0] for r in self._rows("SELECT text FROM sentences ORDER BY sentence LIMIT ?", [k])
+        ]
 
     def table(self, name: str) -> list[tuple]:
         """Every row of one table, sorted: what the resume test compares."""
