@@ -32,6 +32,7 @@ __all__ = [
     "show_map",
 ]
 
+CLEAR_SHARE = 0.5  # a head is named by a pattern it shows on at least half the sentences
 SMALL_BUILD = 300  # sentences the page's own build indexes (seconds, not minutes)
 state = st.session_state
 
@@ -205,7 +206,7 @@ def show_head(atlas: Atlas, model: str, head_map: HeadMap, lang: str, text: str)
     i = keys.index(key)
     layer, head = (int(v) for v in key.split("-"))
     pattern = head_map.pattern[i]
-    if pattern:
+    if pattern and head_map.pattern_share[i] >= CLEAR_SHARE:
         st.markdown(
             tr(
                 "atlas_pattern_line",
@@ -216,6 +217,14 @@ def show_head(atlas: Atlas, model: str, head_map: HeadMap, lang: str, text: str)
         )
     else:
         st.markdown(tr("atlas_pattern_none", head=_head_name(key)))
+        if pattern:
+            st.caption(
+                tr(
+                    "atlas_pattern_mostly",
+                    share=head_map.pattern_share[i],
+                    pattern=tr(f"atlas_pattern_{pattern}"),
+                )
+            )
     numbers = tr("atlas_list_sep").join(
         f"{metric_label(m)} {head_map.values[m][i]:.3f}"
         for m in METRICS
