@@ -33,9 +33,12 @@ __all__ = [
     "CHUNK_SIZE",
     "FORMAT",
     "BuildReport",
+    "Plan",
     "build",
     "chunk_dirs",
     "default_index_dir",
+    "index_chunk",
+    "plan",
     "write_chunk",
 ]
 
@@ -179,6 +182,69 @@ def write_chunk(folder: Path, index: int, rows: dict[str, list[dict]]) -> Path:
     return final
 
 
+@dataclass
+class Plan:
+    """What a build has left to do: the chunks to write (number, sentences), in order."""
+
+    model: str
+    folder: Path
+    chunks: list[tuple[int, list[str]]]
+    report: BuildReport
+
+
+def plan(
+    model_name: str,
+    corpus: Path | str | None = None,
+    out: Path | str | None = None,
+    *,
+    limit: int | None = None,
+    chunk_size: int = CHUNK_SIZE,
+    texts: Sequence[str] | None = None,
+) -> Plan:
+    """Read the corpus, check or write the manifest, remove partial chunks, and cut the
+    sentences no chunk holds yet into numbered chunks (see the module docstring)."""
+    if texts is None:
+        read = read_corpus(corpus, limit=limit)
+        sentences, notes = read.sentences, list(read.notes)
+    else:
+        sentences, notes = [t for t in dict.fromkeys(" ".join(t.split()) for t in texts) if t], []
+    folder = Path(out if out is not None else default_index_dir()) / model_name
+    _manifest(folder, model_name, open_model(model_name).fingerprint)
+    for partial in folder.glob(".partial-chunk-*"):
+        shutil.rmtree(partial, ignore_errors=True)
+        notes.append(f"removed {partial.name}: a build was interrupted there; it is redone")
+    done = _done_ids(folder)
+    todo = [s for s in sentences if sentence_id(s) not in done]
+    existing = chunk_dirs(folder)
+    first = int(existing[-1].name.split("-")[1]) + 1 if existing else 0
+    chunks = [
+        (number, todo[offset : offset + chunk_size])
+        for number, offset in enumerate(range(0, len(todo), chunk_size), start=first)
+    ]
+    report = BuildReport(model_name, folder, kept=len(sentences) - len(todo), notes=notes)
+    return Plan(model_name, folder, chunks, report)
+
+
+def index_chunk(
+    model_name: str, folder: Path | str, number: int, texts: list[str]
+) -> tuple[int, int]:
+    """Read `texts` with the model (loaded once per process) and write chunk `number`;
+    returns (sentences, tokens). What a Dask task runs, and the serial build too."""
+    model = open_model(model_name)
+    rows: dict[str, list[dict]] = {name: [] for name in TABLES}
+    tokens = 0
+    for reading in model.read(texts):
+        sentence, heads, pairs = sentence_rows(
+            reading, causal=model.causal, same_word=model_name == "reader"
+        )
+        rows["sentences"].append(sentence)
+        rows["heads"] += heads
+        rows["pairs"] += pairs
+        tokens += len(reading.tokens)
+    write_chunk(Path(folder), number, rows)
+    return len(rows["sentences"]), tokens
+
+
 def build(
     model_name: str,
     corpus: Path | str | None = None,
@@ -192,38 +258,17 @@ def build(
     """Index `corpus` (a file or folder; default the held-out split) for `model_name` into
     `out`/<model> (default `default_index_dir()`), or `texts` when given. Resumes and adds
     only new sentences (see the module docstring)."""
-    if texts is None:
-        read = read_corpus(corpus, limit=limit)
-        sentences, notes = read.sentences, list(read.notes)
-    else:
-        sentences, notes = [t for t in dict.fromkeys(" ".join(t.split()) for t in texts) if t], []
-    model = open_model(model_name)
-    folder = Path(out if out is not None else default_index_dir()) / model_name
-    _manifest(folder, model_name, model.fingerprint)
-    for partial in folder.glob(".partial-chunk-*"):
-        shutil.rmtree(partial, ignore_errors=True)
-        notes.append(f"removed {partial.name}: a build was interrupted there; it is redone")
-    done = _done_ids(folder)
-    todo = [s for s in sentences if sentence_id(s) not in done]
-    report = BuildReport(model_name, folder, kept=len(sentences) - len(todo), notes=notes)
-    existing = chunk_dirs(folder)
-    first = int(existing[-1].name.split("-")[1]) + 1 if existing else 0
+    todo = plan(model_name, corpus, out, limit=limit, chunk_size=chunk_size, texts=texts)
+    report = todo.report
+    total = sum(len(texts) for _, texts in todo.chunks)
     start = time.perf_counter()
     if progress:
-        progress(0, len(todo), 0)
-    for number, offset in enumerate(range(0, len(todo), chunk_size), start=first):
-        rows: dict[str, list[dict]] = {name: [] for name in TABLES}
-        for reading in model.read(todo[offset : offset + chunk_size]):
-            sentence, heads, pairs = sentence_rows(
-                reading, causal=model.causal, same_word=model_name == "reader"
-            )
-            rows["sentences"].append(sentence)
-            rows["heads"] += heads
-            rows["pairs"] += pairs
-            report.tokens += len(reading.tokens)
-        write_chunk(folder, number, rows)
-        report.added += len(rows["sentences"])
+        progress(0, total, 0)
+    for number, chunk in todo.chunks:
+        added, tokens = index_chunk(model_name, todo.folder, number, chunk)
+        report.added += added
+        report.tokens += tokens
         if progress:
-            progress(report.added, len(todo), report.tokens)
+            progress(report.added, total, report.tokens)
     report.seconds = time.perf_counter() - start
     return report
