@@ -49,7 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # a sentence's matrices are small: two intra-op threads mostly wait for each other
     torch.set_num_threads(max(1, args.threads))
-    bar = tqdm(unit="sentence", desc=f"atlas {args.model}", file=sys.stderr)
+    # Dask's tasks report nothing until they are all done: no bar then
+    bar = tqdm(
+        unit="sentence", desc=f"atlas {args.model}", file=sys.stderr, disable=args.engine == "dask"
+    )
 
     def progress(done: int, total: int, tokens: int) -> None:
         bar.total = total
@@ -59,7 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if args.engine == "dask":
+            import os
+
             from attention_core.atlas.engine import build_dask
+
+            os.environ["OMP_NUM_THREADS"] = str(max(1, args.threads))  # the workers' torch
 
             report = build_dask(
                 args.model,
