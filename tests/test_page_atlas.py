@@ -147,3 +147,17 @@ def test_without_an_index_the_page_gives_the_command_and_builds_one(
     assert not at.exception, at.exception
     assert Atlas.open("untrained", tmp_path / "atlas").sentence_count == len(SENTENCES)
     assert chart(at, "atlas_map")
+
+
+def test_a_heads_ablation_effect_where_the_model_allows(atlas_env: Path) -> None:
+    from attention_core.lens import reader_head_effects
+    from attention_core.reader import load_shipped
+
+    at = open_atlas("zh-TW", atlas_model="reader", atlas_head="1-3", atlas_ablation=True)
+    top = Atlas.open("reader", atlas_env).top_sentences(1, 3, "previous", k=1)[0]
+    kl = reader_head_effects(load_shipped(), top["text"]).kl  # (L, H)
+    rank = int((kl > kl[1, 3]).sum()) + 1
+    shown = md_unescape(texts(at))
+    assert f"KL {kl[1, 3]:.4f}" in shown and f"排第 {rank}" in shown
+    untrained = open_atlas("en", atlas_model="untrained")
+    assert not [w for w in untrained.toggle if w.key == "atlas_ablation"]

@@ -15,7 +15,7 @@ from attention_core.atlas.query import LANGS, build_command
 from attention_core.atlas.rows import METRICS
 from attention_core.figures.atlas import plot_head_map
 from attention_core.figures.matrix import plot_matrix
-from ui.cache import atlas_head_weights, atlas_index, atlas_sentence_rows
+from ui.cache import atlas_ablation, atlas_head_weights, atlas_index, atlas_sentence_rows
 from ui.charts import show_chart
 from ui.common import choose, md_escape, preset, seeded, tr
 
@@ -265,7 +265,22 @@ def show_head(atlas: Atlas, model: str, head_map: HeadMap, lang: str, text: str)
         key="atlas_top_pick",
         format_func=lambda r: f"{r + 1}. {top[r]['text'][:60]}",
     )
-    tokens, weights = atlas_head_weights(model, top[pick or 0]["text"], layer, head)
+    picked = top[pick or 0]["text"]
+    if model != "untrained" and st.toggle(tr("atlas_ablation_label"), key="atlas_ablation"):
+        with st.spinner(tr("atlas_ablation_computing")):
+            effects = atlas_ablation(model, picked)  # (L, H)
+        if effects is not None:
+            rank = int((effects > effects[layer, head]).sum()) + 1
+            st.markdown(
+                tr(
+                    f"atlas_ablation_{model}",
+                    head=_head_name(key),
+                    value=effects[layer, head],
+                    rank=rank,
+                    total=effects.size,
+                )
+            )
+    tokens, weights = atlas_head_weights(model, picked, layer, head)
     labels = [f"{j}:{t}" for j, t in enumerate(tokens)]
     show_chart(
         plot_matrix(

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from attention_core.stats import Flatness, HeadStats, SameWord
 
 __all__ = [
+    "atlas_ablation",
     "atlas_head_weights",
     "atlas_index",
     "atlas_model",
@@ -372,3 +373,19 @@ def atlas_qk(name: str, texts: tuple[str, ...], layer: int, head: int, mine: str
     from attention_core.atlas.project import collect
 
     return collect(atlas_model(name), texts, layer, head, mine=mine or None)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def atlas_ablation(name: str, text: str) -> np.ndarray | None:
+    """(L, H) effect of knocking out each head alone on `text`: the reader's next-unit KL
+    (lens.reader_head_effects), MiniLM's sentence embedding moved (1 − cos, lens.
+    head_effects); None for the untrained module (one layer, no output to compare)."""
+    from attention_core import lens
+
+    if name == "reader":
+        from attention_core.reader import load_shipped
+
+        return lens.reader_head_effects(load_shipped(), text).kl
+    if name == "minilm":
+        return lens_head_effects("", text).pooled_distance
+    return None
