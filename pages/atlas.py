@@ -62,5 +62,5 @@ st.caption(
 if view == "qk":
     show_qk(atlas, model, text)
 else:
-    head_map, lang = show_map(atlas, model, text)
-    show_head(atlas, model, head_map, lang, text)
+    head_map, lang, strongest = show_map(atlas, model, text)
+    show_head(atlas, model, head_map, lang, text, strongest)

@@ -88,9 +88,9 @@ def _search_preset() -> None:
     state["atlas_search_min"] = 0.5
 
 
-def show_map(atlas: Atlas, model: str, text: str) -> tuple[HeadMap, str]:
+def show_map(atlas: Atlas, model: str, text: str) -> tuple[HeadMap, str, str | None]:
     """Filters, the head map (a click picks a head) and the search's list; returns the
-    head map drawn and the chosen language."""
+    head map drawn, the chosen language and the search's strongest head."""
     c1, c2, c3, c4 = st.columns(4)
     lang = choose(
         c1.selectbox,
@@ -191,15 +191,23 @@ def show_map(atlas: Atlas, model: str, text: str) -> tuple[HeadMap, str]:
                 heads=listed or "—",
             )
         )
-    return head_map, lang
+    return head_map, lang, head_key(*found[0][:2]) if found and minimum > 0 else None
 
 
-def show_head(atlas: Atlas, model: str, head_map: HeadMap, lang: str, text: str) -> None:
-    """One head: its pattern over the corpus, its numbers, where the user's sentence falls,
-    its top sentences with the attention drawn, and its strongest pairs from a token."""
+def show_head(
+    atlas: Atlas, model: str, head_map: HeadMap, lang: str, text: str, first: str | None = None
+) -> None:
+    """One head (`first`, until one is chosen: the search's strongest): its pattern over
+    the corpus, its numbers, where the user's sentence falls, its top sentences with the
+    attention drawn, and its strongest pairs from a token."""
     keys = [head_key(int(la), int(h)) for la, h in zip(head_map.layer, head_map.head, strict=True)]
     key = choose(
-        st.selectbox, tr("atlas_head_label"), keys, key="atlas_head", format_func=_head_name
+        st.selectbox,
+        tr("atlas_head_label"),
+        keys,
+        key="atlas_head",
+        format_func=_head_name,
+        default=first if first in keys else keys[0] if keys else None,
     )
     if key is None:
         return

@@ -31,6 +31,7 @@ from attention_core.atlas.sentences import AtlasError
 __all__ = ["LANGS", "Atlas", "HeadMap", "build_command"]
 
 LANGS = ("all", "zh", "en")
+TOP_MIN_TOKENS = 8  # [CLS]/[BOS] and separators included
 
 
 def build_command(model: str, out: Path | None = None, limit: int | None = None) -> str:
@@ -170,10 +171,18 @@ class Atlas:
         return found[:limit]
 
     def top_sentences(
-        self, layer: int, head: int, metric: str, *, lang: str = "all", k: int = 5
+        self,
+        layer: int,
+        head: int,
+        metric: str,
+        *,
+        lang: str = "all",
+        k: int = 5,
+        min_tokens: int = TOP_MIN_TOKENS,
     ) -> list[dict[str, Any]]:
-        """The `k` sentences on which head (layer, head) scores highest on `metric`, each
-        with its text, tokens, the value, and the head's strongest pair there."""
+        """The `k` sentences of at least `min_tokens` tokens (a two-word heading's means say
+        little) on which head (layer, head) scores highest on `metric`, each with its text,
+        tokens, the value, and the head's strongest pair there."""
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
         where, params = self._lang(lang)
@@ -181,9 +190,9 @@ class Atlas:
             f"SELECT s.sentence, s.text, s.tokens, h.{metric}, p.query, p.key, p.weight "
             "FROM heads h JOIN sentences s USING (sentence) LEFT JOIN pairs p ON "
             "p.sentence = h.sentence AND p.layer = h.layer AND p.head = h.head AND p.rank = 0 "
-            f"WHERE h.layer = ? AND h.head = ? AND h.{metric} IS NOT NULL {where} "
+            f"WHERE h.layer = ? AND h.head = ? AND h.{metric} IS NOT NULL AND s.n >= ? {where} "
             f"ORDER BY h.{metric} DESC, s.sentence LIMIT ?",
-            [layer, head, *params, k],
+            [layer, head, min_tokens, *params, k],
         )
         keys = ("sentence", "text", "tokens", "value", "query", "key", "weight")
         return [dict(zip(keys, r, strict=True)) for r in rows]

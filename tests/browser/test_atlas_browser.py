@@ -105,3 +105,60 @@ def test_the_atlas_walk_in_both_languages(atlas_server: tuple[str, Path], browse
         screenshot(page, "atlas-qk")
     finally:
         context.close()
+
+
+SHOTS = Path(__file__).resolve().parents[2] / "assets" / "screenshots"
+
+
+def _shot(page: Page, name: str) -> None:
+    """The main area down to its last chart, 256 colours, as assets/screenshots/<name>.png."""
+    from PIL import Image
+
+    page.set_viewport_size({"width": 1400, "height": 3200})
+    wait_for_charts(page)
+    bottom = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll('.studio-chart')]"
+        ".map((c) => c.getBoundingClientRect().bottom))"
+    )
+    path = SHOTS / f"{name}.png"
+    page.screenshot(
+        path=str(path), clip={"x": 0, "y": 0, "width": 1400, "height": int(bottom) + 60}
+    )
+    with Image.open(path) as shot:
+        flat = shot.convert("RGB").quantize(256, Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    flat.save(path, optimize=True)
+
+
+@pytest.mark.readme_shots  # writes tracked files from the indexes in default_index_dir()
+def test_atlas_screenshots_for_readme(app_server: str, page: Page) -> None:
+    """The atlas on the full held-out corpus (built beforehand with `python -m
+    attention_core.atlas build --model M` for the three models), as README shows it."""
+    from attention_core.atlas.build import chunk_dirs, default_index_dir
+
+    missing = [
+        m for m in ("untrained", "reader", "minilm") if not chunk_dirs(default_index_dir() / m)
+    ]
+    assert not missing, (
+        f"build the indexes first: python -m attention_core.atlas build --model {missing[0]}"
+    )
+    main = main_area(page)
+    open_page(
+        page, app_server, "atlas", {"lang": "zh-TW", "text": "小貓跳到桌子上，它把杯子推倒了。"}
+    )
+    with expect_rerun(page):
+        main.get_by_role("radio", name=t("atlas_model_minilm", "zh-TW")).click()
+    with expect_rerun(page):
+        main.get_by_role("button", name=t("atlas_search_preset", "zh-TW")).click()
+    with expect_rerun(page):
+        main.get_by_text(t("atlas_mine_label", "zh-TW")).click()
+    assert_no_exception(page)
+    _shot(page, "atlas-map-zh-TW")
+    open_page(page, app_server, "atlas", {"lang": "en", "text": "中和有一個永和路"})
+    with expect_rerun(page):
+        main.get_by_role("radio", name=t("atlas_view_qk", "en")).click()
+    assert_no_exception(page)
+    _shot(page, "atlas-qk-reader")
+    with expect_rerun(page):
+        main.get_by_role("radio", name=t("atlas_view_compare", "en")).click()
+    assert_no_exception(page)
+    _shot(page, "atlas-compare-en")
