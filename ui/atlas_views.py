@@ -89,7 +89,7 @@ def show_compare() -> None:
         key="atlas_compare_lang",
         format_func=lambda v: tr(f"atlas_lang_{v}"),
     )
-    matrices, titles, missing = [], [], []
+    matrices, titles, counts, missing = [], [], [], []
     for model in MODELS:
         atlas = open_index(model)
         if atlas is None:
@@ -98,13 +98,8 @@ def show_compare() -> None:
         head_map = atlas.head_map(lang)
         values = head_map.values[metric].reshape(atlas.layers, atlas.heads)  # (L·H,) → (L, H)
         matrices.append(values)
-        titles.append(
-            tr(
-                "atlas_compare_title",
-                model=tr(f"atlas_model_{model}"),
-                sentences=head_map.sentences,
-            )
-        )
+        titles.append(tr(f"atlas_model_{model}"))
+        counts.append(tr("atlas_compare_title", model=titles[-1], sentences=head_map.sentences))
     if matrices:
         figure = plot_models_side(
             matrices,
@@ -119,6 +114,7 @@ def show_compare() -> None:
             for t, m in zip(titles, matrices, strict=True)
         )
         st.caption(tr("atlas_compare_caption", metric=metric_label(metric), means=means))
+        st.caption(tr("atlas_list_sep").join(counts))
     for model in missing:
         st.caption(
             md_escape(

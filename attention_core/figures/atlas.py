@@ -233,13 +233,13 @@ def plot_models_side(
     finite = [m[np.isfinite(m)] for m in (np.asarray(x, dtype=np.float64) for x in matrices)]
     values = np.concatenate([f for f in finite if f.size] or [np.zeros(1)])
     zmin, zmax = float(values.min()), float(values.max())
-    widths = [max(np.shape(m)[1], 3) for m in matrices]
+    widths = [max(np.shape(m)[1], 6) for m in matrices]  # a 4-head model still readable
     fig = make_subplots(
         rows=1,
         cols=len(matrices),
         column_widths=[w / sum(widths) for w in widths],
         subplot_titles=literals(titles),
-        horizontal_spacing=0.06,
+        horizontal_spacing=0.09,
     )
     for c, m in enumerate(matrices, start=1):
         m = np.asarray(m, dtype=np.float64)  # (L, H)
