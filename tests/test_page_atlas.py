@@ -14,7 +14,7 @@ from pathlib import Path
 import helpers_teaching
 import numpy as np
 import pytest
-from apptest_helpers import assert_drawn_literally, chart, decode, md_unescape, texts
+from apptest_helpers import assert_drawn_literally, chart, charts, decode, md_unescape, texts
 from helpers_atlas import SENTENCES, build_fixture_index
 
 from attention_core.atlas.models import open_model
@@ -76,6 +76,8 @@ def test_the_preset_finds_previous_token_heads_in_chinese(atlas_env: Path, lang:
 
 def test_a_chosen_heads_top_sentence_is_drawn_with_the_models_weights(atlas_env: Path) -> None:
     at = open_atlas("en", atlas_model="reader", atlas_head="2-1")
+    assert not [c for c in charts(at) if c == "atlas_top_matrix"]  # on demand: no model run
+    at = open_atlas("en", atlas_model="reader", atlas_head="2-1", atlas_top_pick=0)
     atlas = Atlas.open("reader", atlas_env)
     top = atlas.top_sentences(2, 1, "previous", k=5)
     shown = md_unescape(texts(at))
@@ -117,7 +119,9 @@ def test_models_side_by_side_and_the_missing_one_named(atlas_env: Path) -> None:
 
 
 def test_user_text_from_the_corpus_stays_text(atlas_env: Path) -> None:
-    at = open_atlas("en", atlas_model="untrained", atlas_x="first", atlas_from_token="它")
+    at = open_atlas(
+        "en", atlas_model="untrained", atlas_x="first", atlas_from_token="它", atlas_top_pick=0
+    )
     for spec in (chart(at, "atlas_map"), chart(at, "atlas_top_matrix")):
         assert_drawn_literally(spec)
     for element in at.markdown:
@@ -142,7 +146,7 @@ def test_without_an_index_the_page_gives_the_command_and_builds_one(
     monkeypatch.setenv("ATTENTION_STUDIO_CORPUS", str(_corpus(tmp_path / "corpus")))
     at = open_atlas(lang, atlas_model="untrained")
     assert "python -m attention_core.atlas build --model untrained" in at.code[0].value
-    assert t("atlas_no_index", lang, folder=tmp_path / "atlas").split("，")[0][:8] in texts(at)
+    assert t("atlas_no_index", lang, folder="").split("，")[0][:8] in md_unescape(texts(at))
     at.button(key="atlas_build").click().run()
     assert not at.exception, at.exception
     assert Atlas.open("untrained", tmp_path / "atlas").sentence_count == len(SENTENCES)
@@ -153,7 +157,9 @@ def test_a_heads_ablation_effect_where_the_model_allows(atlas_env: Path) -> None
     from attention_core.lens import reader_head_effects
     from attention_core.reader import load_shipped
 
-    at = open_atlas("zh-TW", atlas_model="reader", atlas_head="1-3", atlas_ablation=True)
+    at = open_atlas(
+        "zh-TW", atlas_model="reader", atlas_head="1-3", atlas_top_pick=0, atlas_ablation=True
+    )
     top = Atlas.open("reader", atlas_env).top_sentences(1, 3, "previous", k=1)[0]
     kl = reader_head_effects(load_shipped(), top["text"]).kl  # (L, H)
     rank = int((kl > kl[1, 3]).sum()) + 1

@@ -60,7 +60,7 @@ def open_index(model: str) -> Atlas | None:
 def show_build(model: str) -> None:
     """No index yet: the command that builds one, and a button that builds a small one here."""
     folder = default_index_dir()
-    st.info(tr("atlas_no_index", folder=str(folder)))
+    st.info(tr("atlas_no_index", folder=md_escape(str(folder))))
     st.code(build_command(model), language="bash")
     if not st.button(tr("atlas_build_small", n=SMALL_BUILD), key="atlas_build"):
         return
@@ -272,8 +272,35 @@ def show_head(
         range(len(top)),
         key="atlas_top_pick",
         format_func=lambda r: f"{r + 1}. {top[r]['text'][:60]}",
+        default=None,
     )
-    picked = top[pick or 0]["text"]
+    if pick is None:  # the model runs on demand: the page opens on the index alone
+        st.caption(tr("atlas_draw_hint"))
+    else:
+        _draw(model, top[pick]["text"], layer, head, key)
+    token = st.text_input(
+        tr("atlas_from_label"), key="atlas_from_token", help=tr("atlas_from_help")
+    )
+    pairs = atlas.top_pairs(layer, head, query_token=token.strip() or None, k=8)
+    if token.strip() and not pairs:
+        st.info(md_escape(tr("atlas_from_none", token=token.strip())))
+    for p in pairs:
+        st.markdown(
+            md_escape(
+                tr(
+                    "atlas_pair_line",
+                    query=p["query_token"],
+                    key=p["key_token"],
+                    weight=p["weight"],
+                    text=p["text"][:80],
+                )
+            )
+        )
+
+
+def _draw(model: str, picked: str, layer: int, head: int, key: str) -> None:
+    """One sentence through the model: the head's ablation effect (where the model has an
+    output to change) and its attention drawn."""
     if model != "untrained" and st.toggle(tr("atlas_ablation_label"), key="atlas_ablation"):
         with st.spinner(tr("atlas_ablation_computing")):
             effects = atlas_ablation(model, picked)  # (L, H)
@@ -303,21 +330,3 @@ def show_head(
         ),
         key="atlas_top_matrix",
     )
-    token = st.text_input(
-        tr("atlas_from_label"), key="atlas_from_token", help=tr("atlas_from_help")
-    )
-    pairs = atlas.top_pairs(layer, head, query_token=token.strip() or None, k=8)
-    if token.strip() and not pairs:
-        st.info(md_escape(tr("atlas_from_none", token=token.strip())))
-    for p in pairs:
-        st.markdown(
-            md_escape(
-                tr(
-                    "atlas_pair_line",
-                    query=p["query_token"],
-                    key=p["key_token"],
-                    weight=p["weight"],
-                    text=p["text"][:80],
-                )
-            )
-        )
