@@ -257,3 +257,13 @@ def test_head_map_with_an_unknown_language_is_refused(index: Path) -> None:
         atlas.head_map("fr")
     with pytest.raises(ValueError, match="metric must be one of"):
         atlas.search("bogus", 0.5)
+
+
+def test_head_map_over_all_languages_weights_each_by_its_defined_rows(index: Path) -> None:
+    atlas = Atlas.open("reader", index)
+    rows = atlas._rows("SELECT layer, head, same_word FROM heads WHERE same_word IS NOT NULL")
+    values = np.array(rows, dtype=float)  # (r, 3)
+    head_map = atlas.head_map("all")
+    for i, (layer, head) in enumerate(zip(head_map.layer, head_map.head, strict=True)):
+        mine = values[(values[:, 0] == layer) & (values[:, 1] == head), 2]
+        assert head_map.values["same_word"][i] == pytest.approx(mine.mean(), abs=1e-9)

@@ -77,7 +77,7 @@ class Atlas:
             self._db.execute(
                 f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{glob.format(table)}')"
             )
-        means = ", ".join(f"avg({m}) AS {m}" for m in METRICS)
+        means = ", ".join(f"avg({m}) AS {m}, count({m}) AS n_{m}" for m in METRICS)
         self._db.execute(
             "CREATE TABLE summary AS SELECT s.lang, h.layer, h.head, count(*) AS rows, "
             f"{means} FROM heads h JOIN sentences s USING (sentence) GROUP BY ALL"
@@ -120,10 +120,9 @@ class Atlas:
     def head_map(self, lang: str = "all") -> HeadMap:
         """Every head's mean statistics over the sentences of `lang` ("all", "zh", "en")."""
         where, params = self._lang(lang)
-        weighted = ", ".join(
-            f"sum({m} * rows) / nullif(sum(CASE WHEN {m} IS NULL THEN 0 ELSE rows END), 0)"
-            for m in METRICS
-        )
+        # each language's mean weighted by how many rows had the metric (same_word and
+        # induction are NULL where undefined)
+        weighted = ", ".join(f"sum({m} * n_{m}) / nullif(sum(n_{m}), 0)" for m in METRICS)
         rows = self._rows(
             f"SELECT layer, head, {weighted}, sum(rows) FROM summary WHERE true {where} "
             "GROUP BY layer, head ORDER BY layer, head",
