@@ -259,11 +259,20 @@ def test_head_map_with_an_unknown_language_is_refused(index: Path) -> None:
         atlas.search("bogus", 0.5)
 
 
-def test_head_map_over_all_languages_weights_each_by_its_defined_rows(index: Path) -> None:
-    atlas = Atlas.open("reader", index)
-    rows = atlas._rows("SELECT layer, head, same_word FROM heads WHERE same_word IS NOT NULL")
+def test_head_map_over_all_languages_weights_each_by_its_defined_rows(tmp_path: Path) -> None:
+    # induction is NULL where no token repeats: one English sentence of two here
+    texts = [
+        "一二三四一二三四",
+        "中和有一個永和路",
+        "A B C D A B C D",
+        "This is a file.",
+    ]
+    build("reader", None, tmp_path, texts=texts)
+    atlas = Atlas.open("reader", tmp_path)
+    rows = atlas._rows("SELECT layer, head, induction FROM heads WHERE induction IS NOT NULL")
     values = np.array(rows, dtype=float)  # (r, 3)
+    assert len(values) == 3 * 16  # three sentences of the four have it
     head_map = atlas.head_map("all")
     for i, (layer, head) in enumerate(zip(head_map.layer, head_map.head, strict=True)):
         mine = values[(values[:, 0] == layer) & (values[:, 1] == head), 2]
-        assert head_map.values["same_word"][i] == pytest.approx(mine.mean(), abs=1e-9)
+        assert head_map.values["induction"][i] == pytest.approx(mine.mean(), abs=1e-9)
