@@ -276,3 +276,21 @@ def test_head_map_over_all_languages_weights_each_by_its_defined_rows(tmp_path: 
     for i, (layer, head) in enumerate(zip(head_map.layer, head_map.head, strict=True)):
         mine = values[(values[:, 0] == layer) & (values[:, 1] == head), 2]
         assert head_map.values["induction"][i] == pytest.approx(mine.mean(), abs=1e-9)
+
+
+def test_pairs_carry_the_part_of_speech_of_the_keys_word(tmp_path: Path) -> None:
+    from attention_core.atlas.models import open_model
+    from attention_core.atlas.rows import char_tags
+
+    text = "小貓跳到桌子上，它把杯子推倒了。"
+    tags = char_tags(text)  # jieba: 小貓/n 跳/v 到/v 桌子/n 上/f ，/x 它/r 把/p 杯子/n 推倒/v …
+    assert tags[:2] == ["n", "n"] and tags[8] == "r" and tags[10:12] == ["n", "n"]
+    build("reader", None, tmp_path, texts=[text, SENTENCES[1]])
+    atlas = Atlas.open("reader", tmp_path)
+    (reading,) = open_model("reader").read([text])
+    pairs = atlas._rows("SELECT key, key_pos FROM pairs WHERE sentence = ?", [sentence_id(text)])
+    assert pairs and all(pos == tags[reading.offsets[key][0]] for key, pos in pairs)
+    nouns = atlas.top_pairs(3, 1, key_pos="n", k=50)
+    assert nouns and all(p["key_pos"].startswith("n") for p in nouns)
+    from_it = atlas.top_pairs(3, 1, query_token="它", k=50)
+    assert all(p["query_token"] == "它" for p in from_it)

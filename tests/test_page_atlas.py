@@ -167,3 +167,32 @@ def test_a_heads_ablation_effect_where_the_model_allows(atlas_env: Path) -> None
     assert f"KL {kl[1, 3]:.4f}" in shown and f"排第 {rank}" in shown
     untrained = open_atlas("en", atlas_model="untrained")
     assert not [w for w in untrained.toggle if w.key == "atlas_ablation"]
+
+
+def test_pairs_from_a_token_and_to_a_noun(atlas_env: Path) -> None:
+    atlas = Atlas.open("reader", atlas_env)
+    at = open_atlas("zh-TW", atlas_model="reader", atlas_head="3-1", atlas_to_pos="n")
+    nouns = atlas.top_pairs(3, 1, key_pos="n", k=8)
+    shown = md_unescape(texts(at))
+    assert nouns and all(p["key_pos"].startswith("n") for p in nouns)
+    for pair in nouns:
+        assert f"{pair['query_token']} → {pair['key_token']}（{pair['weight']:.2f}）" in shown
+    # the index keeps each head's two strongest pairs per sentence: 它 leads two of them here
+    at = open_atlas("en", atlas_model="reader", atlas_head="0-2", atlas_from_token="它")
+    (pair,) = atlas.top_pairs(0, 2, query_token="它", k=8)
+    assert f"它 → {pair['key_token']} ({pair['weight']:.2f})" in md_unescape(texts(at))
+
+
+def test_an_index_of_another_format_is_named_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from attention_core.atlas.build import build
+
+    build("untrained", None, tmp_path, texts=SENTENCES[:3])
+    manifest = tmp_path / "untrained" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"format": 2', '"format": 1'), "utf-8")
+    monkeypatch.setenv("ATTENTION_STUDIO_ATLAS", str(tmp_path))
+    at = helpers_teaching.open_page("atlas", {"lang": "en"}, {"atlas_model": "untrained"})
+    assert not at.exception, at.exception
+    assert "built in format 1" in md_unescape(at.error[0].value)
+    assert "--model untrained" in at.code[0].value

@@ -13,6 +13,7 @@ import streamlit as st
 from attention_core.atlas.build import chunk_dirs, default_index_dir
 from attention_core.atlas.query import LANGS, build_command
 from attention_core.atlas.rows import METRICS
+from attention_core.atlas.sentences import AtlasError
 from attention_core.figures.atlas import plot_head_map
 from attention_core.figures.matrix import plot_matrix
 from ui.cache import atlas_ablation, atlas_head_weights, atlas_index, atlas_sentence_rows
@@ -34,6 +35,7 @@ __all__ = [
 
 CLEAR_SHARE = 0.5  # a head is named by a pattern it shows on at least half the sentences
 SMALL_BUILD = 300  # sentences the page's own build indexes (seconds, not minutes)
+POS_TAGS = ("", "n", "v", "r", "a")  # jieba's tags: any, noun, verb, pronoun, adjective
 state = st.session_state
 
 
@@ -54,7 +56,14 @@ def open_index(model: str) -> Atlas | None:
     """The model's index in the atlas folder, or None when there is none yet."""
     folder = default_index_dir()
     chunks = tuple(p.name for p in chunk_dirs(folder / model))
-    return atlas_index(model, str(folder), chunks) if chunks else None
+    if not chunks:
+        return None
+    try:
+        return atlas_index(model, str(folder), chunks)
+    except AtlasError as error:  # an older format, a damaged manifest: say which, and the fix
+        st.error(md_escape(str(error)))
+        st.code(build_command(model), language="bash")
+        st.stop()
 
 
 def show_build(model: str) -> None:
@@ -65,7 +74,6 @@ def show_build(model: str) -> None:
     if not st.button(tr("atlas_build_small", n=SMALL_BUILD), key="atlas_build"):
         return
     from attention_core.atlas.build import build
-    from attention_core.atlas.sentences import AtlasError
     from attention_core.train.corpus import CorpusError
 
     bar = st.progress(0.0, text=tr("atlas_building", done=0, total=SMALL_BUILD))
@@ -281,7 +289,14 @@ def show_head(
     token = st.text_input(
         tr("atlas_from_label"), key="atlas_from_token", help=tr("atlas_from_help")
     )
-    pairs = atlas.top_pairs(layer, head, query_token=token.strip() or None, k=8)
+    to = choose(
+        st.selectbox,
+        tr("atlas_to_label"),
+        POS_TAGS,
+        key="atlas_to_pos",
+        format_func=lambda v: tr(f"atlas_to_{v or 'any'}"),
+    )
+    pairs = atlas.top_pairs(layer, head, query_token=token.strip() or None, key_pos=to, k=8)
     if token.strip() and not pairs:
         st.info(md_escape(tr("atlas_from_none", token=token.strip())))
     for p in pairs:

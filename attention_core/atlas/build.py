@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 CHUNK_SIZE = 128  # sentences per chunk: the most a killed build recomputes
-FORMAT = 1
+FORMAT = 2  # 2: pairs carry key_pos
 TABLES = ("sentences", "heads", "pairs")
 Progress = Callable[[int, int, int], None]  # (sentences done, to do, tokens done)
 
@@ -114,6 +114,7 @@ def _schemas() -> dict[str, object]:
                 ("key", i32),
                 ("query_token", s),
                 ("key_token", s),
+                ("key_pos", s),
                 ("weight", f64),
             ]
         ),

@@ -18,7 +18,7 @@ Shape legend: L layers, H heads, n tokens, D head size.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Protocol
 
@@ -41,6 +41,7 @@ class Reading:
     ids: list[int]  # equal ids = the same token (the induction statistic compares them)
     attentions: np.ndarray  # (L, H, n, n) float32
     truncated: bool
+    offsets: list[tuple[int, int]] = field(default_factory=list)  # text[a:b]; (0, 0): none
 
 
 class AtlasModel(Protocol):
@@ -89,6 +90,7 @@ class Untrained:
                     ids=[vocab.setdefault(label, len(vocab)) for label in labels],
                     attentions=a.weights[None],  # (H, n, n) → (1, H, n, n)
                     truncated=a.truncated,
+                    offsets=[(t.start, t.end) for t in a.tokens],
                 )
             )
         return out
@@ -137,6 +139,7 @@ class TrainedReader:
                     ids,
                     attentions,
                     cut,
+                    [(t.start, t.end) for t in tokens],
                 )
             )
         return out
@@ -161,11 +164,13 @@ class MiniLM:
         self.layers, self.heads = self.loaded.num_layers, self.loaded.num_heads
         self.fingerprint = DEFAULT_MODEL
 
-    def _ids(self, text: str) -> tuple[list[int], bool]:
+    def _ids(self, text: str) -> tuple[list[int], bool, list[tuple[int, int]]]:
         from attention_core.pretrained import _encode
 
         enc, cut = _encode(self.loaded.tokenizer, text, limit=MAX_TOKENS)
-        return list(enc["input_ids"]), cut
+        ids = list(enc["input_ids"])
+        offsets = [(int(a), int(b)) for a, b in enc.get("offset_mapping", [(0, 0)] * len(ids))]
+        return ids, cut, offsets
 
     def read(self, texts: Sequence[str]) -> list[Reading]:
         from attention_core.pretrained.ids import run_ids
@@ -184,8 +189,9 @@ class MiniLM:
                 mask[row, : len(encoded[i][0])] = 1
             runs = run_ids(self.loaded, ids, mask, max_tokens=MAX_TOKENS)
             for i, run in zip(batch, runs, strict=True):
+                ids_i, cut, offsets = encoded[i]
                 out[i] = Reading(
-                    texts[i], run.tokens, run.special, encoded[i][0], run.attentions, encoded[i][1]
+                    texts[i], run.tokens, run.special, ids_i, run.attentions, cut, offsets
                 )
         return [r for r in out if r is not None]
 

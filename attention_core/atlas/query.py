@@ -15,6 +15,7 @@ that. A head's top sentences and pairs read the chunks themselves.
 
 from __future__ import annotations
 
+import json
 import threading
 import weakref
 from collections import Counter
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from attention_core.atlas.build import chunk_dirs, default_index_dir
+from attention_core.atlas.build import FORMAT, chunk_dirs, default_index_dir
 from attention_core.atlas.rows import METRICS
 from attention_core.atlas.sentences import AtlasError
 
@@ -68,6 +69,15 @@ class Atlas:
         chunks = chunk_dirs(self.folder)
         if not chunks:
             raise AtlasError(f"no index in {self.folder}")
+        try:
+            found = json.loads((self.folder / "manifest.json").read_text("utf-8")).get("format")
+        except (OSError, ValueError):
+            found = None
+        if found != FORMAT:
+            raise AtlasError(
+                f"{self.folder} was built in format {found}, this version reads format "
+                f"{FORMAT}: delete that folder and build it again"
+            )
         self.chunks = len(chunks)
         self._lock = threading.Lock()  # one DuckDB connection, one question at a time
         self._db = duckdb.connect()
@@ -197,18 +207,30 @@ class Atlas:
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
     def top_pairs(
-        self, layer: int, head: int, *, query_token: str | None = None, k: int = 10
+        self,
+        layer: int,
+        head: int,
+        *,
+        query_token: str | None = None,
+        key_pos: str | None = None,
+        k: int = 10,
     ) -> list[dict[str, Any]]:
         """The head's strongest (query, key) pairs over the corpus; with `query_token`,
-        only pairs whose query is that token ("from 它 to …")."""
-        token = "AND p.query_token = ?" if query_token else ""
+        only pairs whose query is that token, with `key_pos` only keys in a word of that
+        part of speech (jieba's tags: "n" noun, "v" verb, "r" pronoun, "a" adjective; a
+        prefix: "n" takes "nr", "ns"…): "from 它 to a noun"."""
+        where, params = "", []
+        if query_token:
+            where, params = "AND p.query_token = ? ", [query_token]
+        if key_pos:
+            where, params = where + "AND p.key_pos LIKE ?", [*params, f"{key_pos}%"]
         rows = self._rows(
-            "SELECT p.query_token, p.key_token, p.weight, s.text, p.query, p.key FROM pairs p "
-            f"JOIN sentences s USING (sentence) WHERE p.layer = ? AND p.head = ? {token} "
-            "ORDER BY p.weight DESC, p.sentence, p.rank LIMIT ?",
-            [layer, head, *([query_token] if query_token else []), k],
+            "SELECT p.query_token, p.key_token, p.weight, s.text, p.query, p.key, p.key_pos "
+            f"FROM pairs p JOIN sentences s USING (sentence) WHERE p.layer = ? AND p.head = ? "
+            f"{where} ORDER BY p.weight DESC, p.sentence, p.rank LIMIT ?",
+            [layer, head, *params, k],
         )
-        keys = ("query_token", "key_token", "weight", "text", "query", "key")
+        keys = ("query_token", "key_token", "weight", "text", "query", "key", "key_pos")
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
     def share_below(self, layer: int, head: int, metric: str, value: float) -> float:

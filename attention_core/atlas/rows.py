@@ -15,7 +15,9 @@ weights, so a head's row here is what the app shows on the fly for that sentence
                             no token repeats or the model is not causal
 
 Pairs: for each head, the PAIRS strongest weights whose key is not a special token
-([CLS], [SEP], [BOS] take most of many heads' mass and say nothing about the sentence).
+([CLS], [SEP], [BOS] take most of many heads' mass and say nothing about the sentence),
+each with `key_pos`, jieba's part-of-speech tag of the word the key token starts in ("n"
+noun, "v" verb, "r" pronoun, …; `char_tags`), so a search can ask for "from 它 to a noun".
 
 Shape legend: L layers, H heads, n tokens.
 """
@@ -30,7 +32,7 @@ from attention_core.atlas.models import Reading
 from attention_core.atlas.sentences import language, sentence_id
 from attention_core.stats import head_patterns, head_stats
 
-__all__ = ["METRICS", "PAIRS", "sentence_rows"]
+__all__ = ["METRICS", "PAIRS", "char_tags", "sentence_rows"]
 
 METRICS = (
     "entropy",
@@ -43,6 +45,33 @@ METRICS = (
     "induction",
 )
 PAIRS = 2
+
+
+_TAGGER: Any = None
+
+
+def char_tags(text: str) -> list[str]:
+    """jieba's part-of-speech tag of the word each character of `text` is in ("" for a
+    space). Cut and tagged on the Simplified copy (one code point each, so the offsets
+    hold), with the project's jieba dictionary, as every word view cuts."""
+    global _TAGGER
+    from attention_core.tokenize import _jieba, _t2s_table
+
+    if _TAGGER is None:
+        from jieba import posseg
+
+        _TAGGER = posseg.POSTokenizer(_jieba())
+    simplified = text.translate(_t2s_table())
+    tags = [""] * len(text)
+    at = 0
+    for pair in _TAGGER.cut(simplified):
+        at = simplified.find(pair.word, at)
+        if at < 0:  # jieba changed the text: leave the rest untagged
+            break
+        if pair.word.strip():
+            tags[at : at + len(pair.word)] = [pair.flag] * len(pair.word)
+        at += len(pair.word)
+    return tags
 
 
 def _number(value: float) -> float | None:
@@ -80,6 +109,9 @@ def sentence_rows(
     heads: list[dict[str, Any]] = []
     pairs: list[dict[str, Any]] = []
     keys_ok = ~np.asarray(reading.special, dtype=bool)  # (n,)
+    tags = char_tags(reading.text)
+    offsets = reading.offsets or [(0, 0)] * n
+    key_pos = [tags[a] if b > a and a < len(tags) else "" for a, b in offsets]  # (n,)
     for layer in range(L):
         w = a[layer]  # (H, n, n)
         stats = head_stats(w)
@@ -124,6 +156,7 @@ def sentence_rows(
                         "key": k,
                         "query_token": reading.tokens[q],
                         "key_token": reading.tokens[k],
+                        "key_pos": key_pos[k],
                         "weight": float(w[h, q, k]),
                     }
                 )
