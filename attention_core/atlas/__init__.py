@@ -8,6 +8,7 @@ package builds the index both need, for the project's three models, offline:
     models.py     untrained module, trained reader, MiniLM: every layer's attention
     rows.py       one sentence's rows: the app's own per-head statistics, the top pairs
     build.py      chunks of Parquet, atomic, resumable, incremental
+    engine.py     the same build as Dask tasks, one per chunk (`--engine dask`)
     query.py      DuckDB over the chunks: the head map, search, top sentences and pairs
     project.py    one head's queries and keys projected together (PCA, q·k as closeness)
 
@@ -29,6 +30,7 @@ _WHERE = {
     "METRICS": "rows",
     "build": "build",
     "default_index_dir": "build",
+    "build_dask": "engine",
     "Atlas": "query",
     "HeadMap": "query",
     "build_command": "query",
