@@ -318,6 +318,7 @@ def main() -> None:
                     "pages/pretrained.py", title=tr("page_pretrained"), icon=":material/neurology:"
                 ),
                 st.Page("pages/lens.py", title=tr("page_lens"), icon=":material/biotech:"),
+                st.Page("pages/atlas.py", title=tr("page_atlas"), icon=":material/travel_explore:"),
                 st.Page(
                     "pages/minimal_pairs.py",
                     title=tr("page_minimal_pairs"),

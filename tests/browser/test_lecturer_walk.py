@@ -336,6 +336,13 @@ def classroom_page(walk: Walk) -> None:
     walk.step("open a class, push a question, close it", lesson)
 
 
+def atlas_page(walk: Walk) -> None:
+    # with or without an index on this machine: the models side by side (or their commands)
+    walk.step(
+        "models side by side", walk.segment("atlas_view_label", walk.tr("atlas_view_compare")).click
+    )
+
+
 PAGE_STEPS: dict[str, Callable[[Walk], None]] = {
     "": heatmaps_page,
     "compare": compare_page,
@@ -352,6 +359,7 @@ PAGE_STEPS: dict[str, Callable[[Walk], None]] = {
     "minimal_pairs": minimal_pairs_page,
     "classroom": classroom_page,
     "attention_file": attention_file_page,
+    "atlas": atlas_page,
 }
 
 

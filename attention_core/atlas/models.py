@@ -1,0 +1,212 @@
+"""The models an atlas reads, behind one interface: each turns sentences into every layer's
+attention, through the path the app itself uses for that model, so the index's numbers are
+the app's numbers (tests/test_atlas.py checks them against the on-the-fly path).
+
+    untrained   the landing page's seeded module with the sidebar's defaults
+                (`pipeline.analyze`: tokenizer "auto", multi-head, embed_dim 16, 4 heads,
+                seed 0); one layer
+    reader      the trained reader of Chinese (`attention_core.reader`): [BOS] + its units,
+                every layer from one forward pass of `ReaderLM` (causal)
+    minilm      the packaged all-MiniLM-L6-v2 (`attention_core.pretrained`): each text
+                tokenized as `run_model` tokenizes it, sentences of similar length run as
+                one padded batch (`run_ids` drops the padding again)
+
+`qk(text, layer, head)` gives one head's queries and keys for the AttentionViz picture.
+Shape legend: L layers, H heads, n tokens, D head size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Protocol
+
+import numpy as np
+
+__all__ = ["MAX_TOKENS", "MODELS", "AtlasModel", "MiniLM", "Reading", "open_model"]
+
+MODELS = ("untrained", "reader", "minilm")
+MAX_TOKENS = 64  # tokens read per sentence (a corpus sentence: ~40); the rest is cut
+BATCH = 16  # MiniLM sentences per padded batch
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One sentence as a model read it."""
+
+    text: str
+    tokens: list[str]  # the model's tokens, [CLS]/[BOS] included
+    special: list[bool]
+    ids: list[int]  # equal ids = the same token (the induction statistic compares them)
+    attentions: np.ndarray  # (L, H, n, n) float32
+    truncated: bool
+    offsets: list[tuple[int, int]] = field(default_factory=list)  # text[a:b]; (0, 0): none
+
+
+class AtlasModel(Protocol):
+    name: str
+    causal: bool
+    layers: int
+    heads: int
+    fingerprint: str  # what the index was built with; a resume checks it
+
+    def read(self, texts: Sequence[str]) -> list[Reading]: ...
+
+    def qk(self, text: str, layer: int, head: int) -> tuple[np.ndarray, np.ndarray, Reading]: ...
+
+
+class Untrained:
+    name, causal, layers = "untrained", False, 1
+
+    def __init__(self) -> None:
+        from attention_core.settings import ModelSettings
+
+        self.settings = ModelSettings()
+        self.heads = self.settings.heads
+        s = self.settings
+        self.fingerprint = f"untrained {s.attention} d={s.embed_dim} h={s.heads} seed={s.seed}"
+
+    def _analysis(self, text: str, *, with_trace: bool = False) -> Any:
+        from dataclasses import replace
+
+        from attention_core.pipeline import analyze
+
+        return analyze(
+            replace(self.settings, text=text), with_trace=with_trace, max_tokens=MAX_TOKENS
+        )
+
+    def read(self, texts: Sequence[str]) -> list[Reading]:
+        out = []
+        for text in texts:
+            a = self._analysis(text)
+            labels = [t.label for t in a.tokens]
+            vocab: dict[str, int] = {}
+            out.append(
+                Reading(
+                    text=text,
+                    tokens=labels,
+                    special=[t.special for t in a.tokens],
+                    ids=[vocab.setdefault(label, len(vocab)) for label in labels],
+                    attentions=a.weights[None],  # (H, n, n) → (1, H, n, n)
+                    truncated=a.truncated,
+                    offsets=[(t.start, t.end) for t in a.tokens],
+                )
+            )
+        return out
+
+    def qk(self, text: str, layer: int, head: int) -> tuple[np.ndarray, np.ndarray, Reading]:
+        a = self._analysis(text, with_trace=True)
+        (reading,) = self.read([text])
+        return a.trace["q"][head], a.trace["k"][head], reading  # (n, D) each
+
+
+class TrainedReader:
+    name, causal = "reader", True
+
+    def __init__(self) -> None:
+        from attention_core.reader import load_shipped
+
+        self.reader = load_shipped()
+        config = self.reader.config
+        self.layers, self.heads = config.num_layers, config.num_heads
+        self.fingerprint = f"reader {self.reader.card['sha256']['reader.safetensors'][:16]}"
+
+    def _tokens(self, text: str) -> tuple[list[Any], bool]:
+        from attention_core.reader.run import reader_tokens
+
+        tokens = reader_tokens(text, self.reader.vocab).tokens
+        limit = self.reader.config.context
+        return tokens[:limit], len(tokens) > limit
+
+    def read(self, texts: Sequence[str]) -> list[Reading]:
+        import torch
+
+        from attention_core.reader.run import reader_ids
+
+        out = []
+        for text in texts:
+            tokens, cut = self._tokens(text)
+            ids = reader_ids(tokens, self.reader.vocab)
+            with torch.inference_mode():
+                _, weights = self.reader.model(torch.tensor([ids]))  # L × (1, H, n, n)
+            attentions = torch.cat(weights).numpy().astype(np.float32, copy=False)  # (L, H, n, n)
+            out.append(
+                Reading(
+                    text,
+                    [t.label for t in tokens],
+                    [t.special for t in tokens],
+                    ids,
+                    attentions,
+                    cut,
+                    [(t.start, t.end) for t in tokens],
+                )
+            )
+        return out
+
+    def qk(self, text: str, layer: int, head: int) -> tuple[np.ndarray, np.ndarray, Reading]:
+        from attention_core.reader.run import layer_trace
+
+        tokens, _ = self._tokens(text)
+        trace = layer_trace(self.reader, [tokens], layer)
+        (reading,) = self.read([text])
+        return trace.q[0, head].numpy(), trace.k[0, head].numpy(), reading  # (n, D) each
+
+
+class MiniLM:
+    name, causal = "minilm", False
+
+    def __init__(self, loaded: Any = None) -> None:
+        """`loaded`: the packaged model when the caller has it loaded already (the app)."""
+        from attention_core.pretrained import DEFAULT_MODEL, load_model
+
+        self.loaded = loaded if loaded is not None else load_model()
+        self.layers, self.heads = self.loaded.num_layers, self.loaded.num_heads
+        self.fingerprint = DEFAULT_MODEL
+
+    def _ids(self, text: str) -> tuple[list[int], bool, list[tuple[int, int]]]:
+        from attention_core.pretrained import _encode
+
+        enc, cut = _encode(self.loaded.tokenizer, text, limit=MAX_TOKENS)
+        ids = list(enc["input_ids"])
+        offsets = [(int(a), int(b)) for a, b in enc.get("offset_mapping", [(0, 0)] * len(ids))]
+        return ids, cut, offsets
+
+    def read(self, texts: Sequence[str]) -> list[Reading]:
+        from attention_core.pretrained.ids import run_ids
+
+        encoded = [self._ids(text) for text in texts]
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i][0]))  # little padding
+        out: list[Reading | None] = [None] * len(texts)
+        pad = self.loaded.tokenizer.pad_token_id or 0
+        for start in range(0, len(order), BATCH):
+            batch = order[start : start + BATCH]
+            n = max(len(encoded[i][0]) for i in batch)
+            ids = np.full((len(batch), n), pad, dtype=np.int64)  # (B, n)
+            mask = np.zeros((len(batch), n), dtype=np.int64)  # (B, n): 1 = a token
+            for row, i in enumerate(batch):
+                ids[row, : len(encoded[i][0])] = encoded[i][0]
+                mask[row, : len(encoded[i][0])] = 1
+            runs = run_ids(self.loaded, ids, mask, max_tokens=MAX_TOKENS)
+            for i, run in zip(batch, runs, strict=True):
+                ids_i, cut, offsets = encoded[i]
+                out[i] = Reading(
+                    texts[i], run.tokens, run.special, ids_i, run.attentions, cut, offsets
+                )
+        return [r for r in out if r is not None]
+
+    def qk(self, text: str, layer: int, head: int) -> tuple[np.ndarray, np.ndarray, Reading]:
+        from attention_core.lens.neuron import neuron_view
+
+        view = neuron_view(self.loaded, text, layer, head, max_tokens=MAX_TOKENS)
+        (reading,) = self.read([text])
+        return view.q, view.k, reading  # (n, D) each
+
+
+@cache
+def open_model(name: str) -> AtlasModel:
+    """The model `name` (one of MODELS), loaded once per process."""
+    kinds = {"untrained": Untrained, "reader": TrainedReader, "minilm": MiniLM}
+    if name not in kinds:
+        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODELS)}")
+    return kinds[name]()  # type: ignore[return-value]
