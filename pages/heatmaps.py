@@ -28,6 +28,7 @@ from ui.common import (
     token_chips,
     tr,
 )
+from ui.longview import is_long, show_long
 from ui.reader import learned_section, trained_caption, weights_switch
 
 CHIPS_OPEN_MAX = 64  # more tokens than this: their chips fold away
@@ -38,7 +39,10 @@ entry_guard()
 st.title(tr("heatmaps_title"))
 
 settings = current_settings()
-analysis = analysis_or_stop(settings)
+analysis = analysis_or_stop(settings, long_ok=True)
+if is_long(settings, analysis.total_tokens):  # above 512 tokens: a zoomable map instead
+    show_long(settings)
+    st.stop()
 if settings.trained:
     trained_caption(settings, analysis.pooled)
 else:
