@@ -5,14 +5,12 @@ the bounds that cut or refuse a text, each named."""
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any
 
 import numpy as np
 import pytest
 import torch
-from apptest_helpers import chart, drawn_charts, run_app
-from streamlit.testing.v1 import AppTest
+from apptest_helpers import chart, drawn_charts, long_map, run_app
 
 from attention_core.i18n import t
 from attention_core.limits import EXACT, MAX_INPUT_CHARS, MAX_LONG_TOKENS, MAX_TEXT_CHARS
@@ -24,15 +22,6 @@ from ui.longchart import LONG_CHART_COMPONENT
 
 LONG = {"text": "字" * 5000, "tokenizer": "char", "embed_dim": "64", "num_heads": "8"}
 SENTENCES = " ".join(f"Sentence {i} has a few words in it." for i in range(600))  # 5 400 tokens
-
-
-def long_map(at: AppTest) -> dict[str, Any]:
-    """The data the long map element was sent (ui/longchart.py), with its size."""
-    (element,) = [
-        e for e in at.get("bidi_component") if e.proto.component_name == LONG_CHART_COMPONENT
-    ]
-    (data,) = json.loads(element.proto.json)
-    return {**data, "overview": json.loads(data["overview"]), "bytes": len(element.proto.json)}
 
 
 def values(tile: dict[str, Any]) -> np.ndarray:
@@ -130,3 +119,11 @@ def test_reduce_changes_what_a_pixel_says(reduce: str) -> None:
     data = long_map(at)
     assert data["reduce"] == reduce and data["overview"][0]["reduce"] == reduce
     assert data["strings"]["hover_pooled"] == t(f"long_hover_{reduce}", "en")
+
+
+def test_widest_model_at_4096_tokens_stays_within_the_payload() -> None:
+    at = run_app({**LONG, "embed_dim": "1024", "num_heads": "64"})
+    assert not at.exception
+    data = long_map(at)
+    assert len(data["overview"]) == 64 and data["overview"][0]["shape"] == [128, 128]
+    assert data["bytes"] <= 8e6
