@@ -32,6 +32,8 @@ function fill(template, values) {
 }
 
 const LABELS_MAX = 64; // tokens a side up to which the axes name every token
+const MIN_SIDE = 250; // px: a head's square is never narrower (except on a narrower screen)
+const GAP = 8;
 
 // One heatmap trace of a tile: values, edges, and a hover text per cell.
 function traceOf(tile, d) {
@@ -118,9 +120,9 @@ function layoutOf(plot, tile, d) {
   return {
     width: plot.__side,
     height: plot.__side,
-    margin: { l: 40, r: 8, t: 30, b: 30 },
+    margin: { l: 40, r: 8, t: 28, b: 30 },
     title: { text: title, font: { size: 12 } },
-    xaxis: { ...axis(c0, c1, d, false), side: "top", automargin: true },
+    xaxis: { ...axis(c0, c1, d, false), automargin: true },
     yaxis: { ...axis(r0, r1, d, true), automargin: true },
     shapes: shapes,
     dragmode: "zoom",
@@ -235,8 +237,11 @@ export default function (component) {
   const grid = root.querySelector(".studio-long-grid");
   const fresh = root.__key !== d.key;
   root.__key = d.key;
-  const width = parentElement.clientWidth || 320;
-  const side = Math.max(240, Math.min(d.side, width - 4));
+  // as many heads a row as fit at MIN_SIDE px or more (one on a phone), up to d.side px each
+  const width = (parentElement.clientWidth || 320) - 4;
+  const count = d.overview.length;
+  const cols = Math.max(1, Math.min(count, Math.floor((width + GAP) / (MIN_SIDE + GAP))));
+  const side = Math.min(d.side, Math.floor((width - GAP * (cols - 1)) / cols));
   root.__queue = (root.__queue || Promise.resolve())
     .then(() => plotlyLoaded(d.plotly))
     .then((Plotly) => {
@@ -247,7 +252,7 @@ export default function (component) {
           plot.className = "studio-long-head";
           plot.__head = fill(d.strings.head, { i: h });
           plot.__headIndex = h;
-          plot.__side = Math.min(side, width - 4);
+          plot.__side = side;
           plot.__overview = tile;
           grid.appendChild(plot);
         });
