@@ -1,7 +1,7 @@
 """`python -m bench [section ...] [--quick]`: run the benchmarks, print markdown tables.
 
 With no section names every section runs, in this order: core, server, payload, browser,
-bertviz, notebook, pretrained, lens, poll, reader, train, load, burst. The tables are
+bertviz, notebook, pretrained, lens, poll, reader, visit, long, train, load, burst. The tables are
 printed as each section finishes and written, with the raw numbers, to
 bench/results/latest.md and latest.json (git-ignored). A section that fails is reported
 and the others still run; the exit status is then 1.
@@ -89,6 +89,7 @@ IN_PROCESS = {
     "poll": ("section_poll", "run"),  # a live class poll: 100 phones, two replicas, Redis
     "reader": ("section_reader", "run"),  # the trained reader: steps/s, typed → painted
     "visit": ("section_visit", "run"),  # the user's clock: cold start, a new phone, CPU/update
+    "long": ("section_long", "run"),  # 1 024-4 096 tokens: the long map vs BertViz (issue 26)
 }
 
 
