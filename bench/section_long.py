@@ -150,10 +150,15 @@ def _map_bytes(n: int) -> int:
 
 def _bertviz(n: int) -> dict[str, Any]:
     from bench.section_bertviz import _bertviz as child
+    from bench.section_bertviz import _missing_js
 
     env = {"BENCH_BERTVIZ_HEADS": str(HEADS), "BENCH_BERTVIZ_EMBED_DIM": str(EMBED_DIM)}
     views = child(n, [100], env=env)
-    return views[-1] if views else {"status": "failed (no result)"}
+    view = views[-1] if views else {"status": "failed (no result)"}
+    missing = _missing_js()
+    if missing and view["status"] != "ok":  # it could not have painted: say why too
+        view["status"] += f"; its JavaScript is not installed here ({', '.join(missing)})"
+    return view
 
 
 def run(*, quick: bool = False) -> tuple[list[Table], dict]:
