@@ -27,6 +27,7 @@ from typing import Any
 from bench.app_server import streamlit_server
 from bench.chromium import VIEWPORT, app_url, chromium, next_frames
 from bench.measure import sentence
+from bench.section_bertviz import TIMEOUT_S as BERTVIZ_TIMEOUT_S
 from bench.tables import Table, fmt_s, median
 
 __all__ = ["run"]
@@ -209,11 +210,11 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
         "typed → painted: Ctrl+Enter → every head's overview painted + 2 frames (the server's "
         "rerun: tokens, q and k, log-sum-exp pass, overviews). zoom: Plotly.relayout to a "
         "48 × 48 window → its exact tile painted + 2 frames; 'fetch → drawn' is the page's "
-        "own clock (request to /_studio/tile → Plotly.react done).",
+        "own clock (request to /_studio/tile → Plotly.newPlot done).",
         "payload: websocket bytes received during a typed update. server peak: resident "
         "memory of the server process during the row (the app, torch, Streamlit, every view "
         "in its caches); map: what the view itself keeps (q̂ and k̂ of every head).",
         "BertViz: bench/section_bertviz.py's child (its head view page in one Chromium tab, "
-        f"{TIMEOUT_S:.0f} s budget there); a failure is recorded as it happened.",
+        f"{BERTVIZ_TIMEOUT_S:.0f} s budget there); a failure is recorded as it happened.",
     ]
     return [table], raw

@@ -35,50 +35,69 @@ const LABELS_MAX = 64; // tokens a side up to which the axes name every token
 const MIN_SIDE = 250; // px: a head's square is never narrower (except on a narrower screen)
 const GAP = 8;
 
-// One heatmap trace of a tile: values, edges, and a hover text per cell.
+// One heatmap trace of a tile: its values between its edges. No hover text per cell (65 536
+// strings a head cost ~0.1 s each): Plotly's hover label is off and `hoverText` writes the
+// one cell under the pointer into the chart's own tooltip.
 function traceOf(tile, d) {
   const flat = decode(tile);
   const [R, C] = tile.shape;
   const z = [];
-  const text = [];
   let top = 0;
   for (let i = 0; i < R; i++) {
     const row = flat.subarray(i * C, (i + 1) * C);
     z.push(row);
-    const line = [];
-    for (let j = 0; j < C; j++) {
-      const v = row[j];
-      if (v > top) top = v;
-      line.push(
-        tile.exact
-          ? fill(d.strings.hover_exact, {
-              row: d.ticks[tile.rows[i]],
-              col: d.ticks[tile.cols[j]],
-              value: v.toPrecision(6),
-            })
-          : fill(d.strings.hover_pooled, {
-              r0: tile.rows[i],
-              r1: tile.rows[i + 1] - 1,
-              c0: tile.cols[j],
-              c1: tile.cols[j + 1] - 1,
-              value: v.toPrecision(4),
-            }),
-      );
-    }
-    text.push(line);
+    for (let j = 0; j < C; j++) if (row[j] > top) top = row[j];
   }
   return {
     type: "heatmap",
     z: z,
     x: tile.cols,
     y: tile.rows,
-    text: text,
-    hoverinfo: "text",
+    hoverinfo: "none",
     colorscale: d.colorscale,
     zmin: 0,
     zmax: top > 0 ? top : 1,
     showscale: false,
   };
+}
+
+// What cell (i, j) of a tile holds, in the catalog's words: the exact weight between two
+// tokens, or a pooled cell's rows, columns and value (mean, max or share). Plain text.
+function hoverText(tile, i, j, d) {
+  const v = decode(tile)[i * tile.shape[1] + j];
+  const text = tile.exact
+    ? fill(d.strings.hover_exact, {
+        row: tile.rows[i] + ":" + d.labels[tile.rows[i]],
+        col: tile.cols[j] + ":" + d.labels[tile.cols[j]],
+        value: v.toPrecision(6),
+      })
+    : fill(d.strings.hover_pooled, {
+        r0: tile.rows[i],
+        r1: tile.rows[i + 1] - 1,
+        c0: tile.cols[j],
+        c1: tile.cols[j + 1] - 1,
+        value: v.toPrecision(4),
+      });
+  return text.replace(/<br>/g, "\n");
+}
+
+// The chart's listeners (Plotly.newPlot drops them, so `draw` calls this after each).
+function listen(plot, root, d, Plotly) {
+  plot.on("plotly_relayout", (event) => onZoom(Plotly, root, plot, d, event));
+  const tip = root.querySelector(".studio-long-tip");
+  plot.on("plotly_hover", (event) => {
+    const point = event.points && event.points[0];
+    if (!point || !plot.__tile) return;
+    const [i, j] = point.pointNumber;
+    tip.textContent = hoverText(plot.__tile, i, j, d);
+    const at = event.event || {}; // (none when hover comes from Plotly.Fx.hover)
+    tip.style.left = (at.clientX || 0) + 14 + "px";
+    tip.style.top = (at.clientY || 0) + 14 + "px";
+    tip.style.display = "block";
+  });
+  plot.on("plotly_unhover", () => {
+    tip.style.display = "none";
+  });
 }
 
 function axis(lo, hi, d, reversed) {
@@ -132,6 +151,10 @@ function layoutOf(plot, tile, d) {
   };
 }
 
+function root(plot) {
+  return plot.closest(".studio-long");
+}
+
 function draw(Plotly, plot, tile, d) {
   plot.__tile = tile;
   plot.__busy = true;
@@ -141,11 +164,11 @@ function draw(Plotly, plot, tile, d) {
   const t0 = performance.now();
   const trace = traceOf(tile, d);
   const t1 = performance.now();
-  // newPlot, not react: react diffs the new tile against the old one (65 536 cells and
-  // their hover texts) and took ~0.24 s a zoom to 48 × 48; newPlot ~0.05 s (measured). It
-  // drops the chart's event handlers, so the zoom handler is attached again.
+  // newPlot, not react: react diffs the new tile against the old one (65 536 cells) and
+  // took ~0.24 s a zoom to 48 × 48; newPlot ~0.05 s (measured). It drops the chart's event
+  // handlers, so they are attached again.
   return Plotly.newPlot(plot, [trace], layoutOf(plot, tile, d), d.config).then(() => {
-    if (plot.__onZoom) plot.on("plotly_relayout", plot.__onZoom);
+    listen(plot, root(plot), d, Plotly);
     plot.dataset.traceMs = String(Math.round(t1 - t0)); // (bench/section_long.py reads these)
     plot.dataset.reactMs = String(Math.round(performance.now() - t1));
     plot.__busy = false;
@@ -241,6 +264,9 @@ export default function (component) {
     root.innerHTML =
       '<div class="studio-long-grid" style="display:flex;flex-wrap:wrap;gap:8px"></div>' +
       '<div class="studio-long-note" style="color:#c92a2a"></div>' +
+      '<div class="studio-long-tip" style="display:none;position:fixed;z-index:1000;' +
+      "white-space:pre-line;pointer-events:none;background:#fff;border:1px solid #999;" +
+      'padding:4px 6px;font-size:0.8rem;max-width:20rem;overflow-wrap:anywhere"></div>' +
       '<div class="studio-long-strip" style="font-size:0.8rem;max-height:6em;' +
       'overflow-y:auto;overflow-wrap:anywhere;border-top:1px solid #ddd;padding-top:4px"></div>';
     parentElement.appendChild(root);
@@ -279,10 +305,6 @@ export default function (component) {
       return drawn.then(() => {
         if (fresh) {
           showStrip(root, d.overview[0], d);
-          plots.forEach((plot) => {
-            plot.__onZoom = (event) => onZoom(Plotly, root, plot, d, event);
-            plot.on("plotly_relayout", plot.__onZoom);
-          });
         }
         root.dataset.painted = "1";
         if (d.focus && d.focus.nonce !== root.__focus) {

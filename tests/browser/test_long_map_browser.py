@@ -4,6 +4,7 @@ row, the page never scrolls sideways, and a 390 × 844 phone works."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,23 @@ def test_overview_zoom_and_find_at_4096_tokens(app_server: str, page: Page) -> N
     labels = [f"{i}:{tokens[i].label}" for i in range(2000, 2040)]
     assert zoomed["yticks"] == [literal(s) for s in labels]  # the rows name their tokens
     assert 0 < zoomed["zoomMs"] < 2000  # fetch → painted (figures: bench long)
+    at = page.evaluate(  # the pointer on cell (row 2005, key 1997): where it is drawn
+        f"""() => {{ const p = document.querySelectorAll('{HEADS}')[3];
+             p.scrollIntoView({{block: 'center'}});
+             const xa = p._fullLayout.xaxis, ya = p._fullLayout.yaxis;
+             const box = p.getBoundingClientRect();
+             return [box.left + xa._offset + xa.l2p(1997.5),
+                     box.top + ya._offset + ya.l2p(2005.5)]; }}"""
+    )
+    page.mouse.move(*at)
+    page.wait_for_function(
+        "() => document.querySelector('.studio-long-tip').textContent", timeout=10_000
+    )
+    tip = page.locator(".studio-long-tip").text_content() or ""
+    row, col = tokens[2005].label, tokens[1997].label  # the hover names both, as typed
+    assert tip.startswith(f"query 2005:{row} → key 1997:{col}\n")
+    shown = re.search(r"attention weight ([0-9.e+-]+) \(exact\)", tip)
+    assert shown and float(shown.group(1)) == pytest.approx(want[5, 7], rel=1e-5, abs=EXACT)
     screenshot(page, "long-map-zoomed")
 
     # find: every head jumps to the row, which is framed
