@@ -39,10 +39,10 @@ entry_guard()
 st.title(tr("heatmaps_title"))
 
 settings = current_settings()
-analysis = analysis_or_stop(settings, long_ok=True)
-if is_long(settings, analysis.total_tokens):  # above 512 tokens: a zoomable map instead
+if is_long(settings):  # above 512 tokens: a zoomable map instead of every weight
     show_long(settings)
     st.stop()
+analysis = analysis_or_stop(settings)
 if settings.trained:
     trained_caption(settings, analysis.pooled)
 else:

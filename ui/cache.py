@@ -55,6 +55,7 @@ __all__ = [
     "pretrained_result",
     "scaling_result",
     "sentence_same_word",
+    "token_count",
     "trained_toy",
     "untrained_result",
 ]
@@ -197,6 +198,16 @@ def heads_chart(
 
 
 # --- long texts on the landing page (issue 26): maps, not weights --------------------------
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def token_count(text: str, tokenizer: str) -> int:
+    """Tokens of `text` (cut at MAX_TEXT_CHARS) under `tokenizer`: whether the landing page
+    draws it as exact heatmaps or as a long map, known before any attention is computed."""
+    from attention_core.limits import MAX_TEXT_CHARS
+    from attention_core.tokenize import tokenize
+
+    return len(tokenize(text[:MAX_TEXT_CHARS], tokenizer))
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)  # 2-36 MB each at 4 096 tokens

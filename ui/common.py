@@ -258,14 +258,12 @@ def analysis_or_stop(
     with_trace: bool = False,
     divisor: float | None = None,
     min_tokens: int = 1,
-    long_ok: bool = False,
 ) -> Analysis:
     """The current analysis, or a friendly message and `st.stop()` when there is none.
 
     Empty text, a text with no tokens, a text over MAX_INPUT_CHARS (refused before it is
     tokenized), and any failure end the page here with a message; truncation is reported
-    and the shortened result returned. `long_ok`: the page shows the untrained module's
-    long texts itself (ui/longview.py), so their token cut is not reported here.
+    and the shortened result returned.
     """
     settings = settings or current_settings()
     if not settings.text.strip():
@@ -291,7 +289,7 @@ def analysis_or_stop(
         st.stop()
     if result.text_cut:
         st.warning(tr("text_cut", limit=MAX_TEXT_CHARS))
-    if result.total_tokens > result.read_tokens and not (long_ok and not settings.trained):
+    if result.total_tokens > result.read_tokens:
         key = "reader_context_cut" if settings.trained else "tokens_truncated"
         st.warning(tr(key, total=result.total_tokens, limit=result.read_tokens))
     reader_unknown_warning(result.tokens, result.unknown)

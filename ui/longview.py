@@ -4,8 +4,9 @@ between sentences or paragraphs (issue 26).
 Up to MAX_TOKENS the page draws every weight as today. Above it (the untrained module only:
 the trained reader's context is its own bound), the page shows the text's first
 MAX_LONG_TOKENS tokens as a long map (ui/longchart.py over ui/tiles.py), says which bound
-cut the text (characters: MAX_TEXT_CHARS, said by `analysis_or_stop`; tokens:
-MAX_LONG_TOKENS, said here), and what the short page's other parts would need.
+cut the text (characters: MAX_TEXT_CHARS; tokens: MAX_LONG_TOKENS), and what the short
+page's other parts would need. Whether a text is long is known from its token count alone
+(`ui.cache.token_count`), before any attention is computed.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from attention_core.limits import MAX_LONG_TOKENS, MAX_TOKENS
+from attention_core.limits import MAX_INPUT_CHARS, MAX_LONG_TOKENS, MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.settings import Settings
-from ui.cache import long_blocks, long_overview, long_view
+from ui.cache import long_blocks, long_overview, long_view, prepare_process, token_count
 from ui.charts import show_chart
 from ui.common import choose, md_escape, tr
 from ui.longchart import show_long_map
@@ -30,20 +31,34 @@ __all__ = ["is_long", "show_long"]
 VIEWS = ("map", "sentence", "paragraph")  # the map, or longrun.BLOCKS aggregated
 REDUCES = ("mass", "max", "mean")  # longmap.REDUCES, the share first: rows sum to 1
 BLOCK_LABEL_CHARS = 24  # characters of a sentence shown as its label
+SURELY_SHORT = MAX_TOKENS // 4  # characters: fewer tokens than MAX_TOKENS whatever the tokenizer
 
 
-def is_long(settings: Settings, total_tokens: int) -> bool:
-    """Whether the landing page shows this text as a long map."""
-    return not settings.trained and total_tokens > MAX_TOKENS
+def is_long(settings: Settings) -> bool:
+    """Whether the landing page shows this text as a long map: the untrained module and more
+    than MAX_TOKENS tokens. A text of at most SURELY_SHORT characters is not tokenized for
+    this (no tokenizer makes more than 4 tokens of a character, special tokens included);
+    one over MAX_INPUT_CHARS is not either (`analysis_or_stop` refuses it)."""
+    text = settings.text
+    if settings.trained or len(text) <= SURELY_SHORT or len(text) > MAX_INPUT_CHARS:
+        return False
+    return token_count(text, settings.tokenizer) > MAX_TOKENS
 
 
 def show_long(settings: Settings) -> None:
     """The long view of `settings`' text (its first MAX_LONG_TOKENS tokens)."""
     model = settings.model
-    with st.spinner(tr("long_spinner")):
-        analysis, map_id = long_view(model)
+    prepare_process()
+    try:
+        with st.spinner(tr("long_spinner")):
+            analysis, map_id = long_view(model)
+    except Exception as error:  # the page must show a message, never a traceback
+        st.error(tr("error_generic", error=type(error).__name__))
+        return
     if map_id not in store():  # evicted for other texts since: back under the same id
         publish(analysis.maps, map_id)
+    if analysis.text_cut:
+        st.warning(tr("text_cut", limit=MAX_TEXT_CHARS))
     if analysis.tokens_cut:
         st.warning(tr("long_tokens_cut", total=analysis.total_tokens, limit=MAX_LONG_TOKENS))
     n, heads = analysis.n, analysis.num_heads
