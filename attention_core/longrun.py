@@ -17,6 +17,7 @@ Shape legend: H heads, n tokens, D head size.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from attention_core.tokenize import Token, token_labels, tokenize
 __all__ = [
     "BLOCKS",
     "LongAnalysis",
+    "TextTooLong",
     "analyze_long",
     "block_starts",
     "check_length",
@@ -177,6 +179,4 @@ def find_rows(tokens: list[Token], text: str, query: str) -> list[int]:
 
 def _first_end_after(ends: list[int], offset: int) -> int:
     """The first token whose end is after `offset` (bisect over ascending ends)."""
-    import bisect
-
     return bisect.bisect_right(ends, offset)
