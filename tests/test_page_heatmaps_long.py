@@ -91,6 +91,8 @@ def test_find_jumps_to_the_row_and_blocks_sum_to_one() -> None:
     s = -(-MAX_LONG_TOKENS // 9)  # 9 tokens a sentence ("Sentence 5 has … it ."), the last cut
     assert z.shape == (s, s)
     np.testing.assert_allclose(z.sum(axis=1), 1, atol=1e-4)
+    at.segmented_control(key="long_view").set_value("paragraph").run()  # one line: one paragraph
+    assert not at.exception and t("long_blocks_one", "en") in [i.value for i in at.info]
 
 
 def _typed(array: dict[str, Any]) -> np.ndarray:
