@@ -259,7 +259,8 @@ function jump(Plotly, root, d, row) {
 export default function (component) {
   const { parentElement } = component;
   const d = component.data[0];
-  d.overview = JSON.parse(d.overview);
+  // parsed once: the same data may come again with a rerun that changed nothing here
+  if (typeof d.overview === "string") d.overview = JSON.parse(d.overview);
   let root = parentElement.querySelector(":scope > .studio-long");
   if (!root) {
     root = document.createElement("div");
