@@ -125,20 +125,34 @@ class _SelfAttention(nn.Module):
                 f"got {tuple(x.shape)}"
             )
 
+    def _split(self, t: Tensor) -> Tensor:
+        """A projection (B, n, C) split into heads: (B, H, n, D)."""
+        B, n, _ = t.shape
+        return t.view(B, n, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, n, D)
+
+    def _queries_keys(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        return self._split(self.query_linear(x)), self._split(self.key_linear(x))
+
+    @torch.no_grad()
+    def queries_keys(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """Step (1)'s queries and keys of `x` (B, n, C), split into heads: (B, H, n, D) each,
+        exactly as `forward` computes them (a long prompt's map is built from these alone,
+        attention_core.longrun). Scale them by 1 / `scale` to get step (3)'s scores."""
+        self._check_input(x)
+        return self._queries_keys(x)
+
     def _run(
         self, x: Tensor, mask: Tensor | None, divisor: float | None, *, keep_scores: bool = False
     ) -> AttentionTrace:
         self._check_input(x)
         B, n, C = x.shape
-        H, D = self.num_heads, self.head_dim
         divisor = self.scale if divisor is None else float(divisor)
         if not divisor > 0:
             raise ValueError(f"divisor must be > 0, got {divisor}")
 
         # (1) project to queries, keys and values, then split C into H heads of D
-        q = self.query_linear(x).view(B, n, H, D).transpose(1, 2)  # (B, H, n, D)
-        k = self.key_linear(x).view(B, n, H, D).transpose(1, 2)  # (B, H, n, D)
-        v = self.value_linear(x).view(B, n, H, D).transpose(1, 2)  # (B, H, n, D)
+        q, k = self._queries_keys(x)  # (B, H, n, D) each
+        v = self._split(self.value_linear(x))  # (B, H, n, D)
         # (2) raw scores and (3) scaling. Dividing q (n·C numbers) rather than the scores
         # (H·n² numbers) is the same maths and what torch.nn.MultiheadAttention does; it
         # keeps this manual path as fast as torch's. The raw scores are only materialised

@@ -33,7 +33,7 @@ from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.settings import ModelSettings
 from attention_core.tokenize import Token, token_labels, tokenize
 
-__all__ = ["Analysis", "analyze", "build_module", "forward", "token_labels"]
+__all__ = ["Analysis", "analyze", "build_module", "forward", "queries_keys", "token_labels"]
 
 
 def build_module(settings: ModelSettings) -> SingleHeadAttention | MultiHeadAttention:
@@ -69,13 +69,32 @@ def forward(
         layer = settings.layer or 0
         return layer_trace(load_shipped(), sentences, layer, mask=mask, divisor=divisor)
     module = module or build_module(settings)
-    dim, seed, positional = settings.embed_dim, settings.seed, settings.positional
-    x = torch.cat([embed(list(s), dim, seed=seed, positional=positional) for s in sentences])
-    n = x.shape[1]  # x: (B, n, C)
+    x = _embedded(sentences, settings)  # (B, n, C)
+    n = x.shape[1]
     if mask is None and settings.causal:
         mask = causal_mask(n)  # (n, n)
     with torch.inference_mode():
         return module.trace(x, mask, divisor=divisor)
+
+
+def _embedded(sentences: Sequence[Sequence[Token | str]], settings: ModelSettings) -> Tensor:
+    """The sentences' embeddings as `settings` describe them: (B, n, C)."""
+    dim, seed, positional = settings.embed_dim, settings.seed, settings.positional
+    return torch.cat([embed(list(s), dim, seed=seed, positional=positional) for s in sentences])
+
+
+def queries_keys(
+    tokens: Sequence[Token | str], settings: ModelSettings
+) -> tuple[Tensor, Tensor, float]:
+    """The untrained module's queries and keys of one sentence, (H, n, D) each, and the
+    divisor of its scores (√D): what `forward` computes before the scores, without them."""
+    settings = settings.effective
+    if settings.trained:
+        raise ValueError("queries_keys runs the untrained module; the reader runs its own")
+    module = build_module(settings)
+    with torch.inference_mode():
+        q, k = module.queries_keys(_embedded([tokens], settings))  # (1, H, n, D) each
+    return q[0], k[0], module.scale  # (H, n, D) each
 
 
 @dataclass(frozen=True)

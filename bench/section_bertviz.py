@@ -57,8 +57,9 @@ from bench.tables import Table, fmt_s, median
 __all__ = ["bertviz_html", "run"]
 
 TOKENS = (32, 128, 256, 512)
-HEADS = 12
-EMBED_DIM = 192
+# the view's heads and model width; bench/section_long.py runs its child with 8 heads × 64
+HEADS = int(os.environ.get("BENCH_BERTVIZ_HEADS", "12"))
+EMBED_DIM = int(os.environ.get("BENCH_BERTVIZ_EMBED_DIM", "192"))
 REPEATS = 3
 TIMEOUT_S = 60.0  # per BertViz attempt, from its clock start
 CHILD_SLACK_S = 60.0  # on top of TIMEOUT_S, for the child's next line: Python, Chromium start
@@ -94,17 +95,28 @@ def _missing_js() -> list[str]:
 
 
 def bertviz_html(n: int, variant: int = 0) -> str:
-    """BertViz's head view of this project's 12-head attention for `sentence(n, variant)`."""
+    """BertViz's head view of this project's HEADS-head attention for `sentence(n, variant)`
+    (above MAX_TOKENS: every weight of the long map, as BertViz needs them all)."""
+    import numpy as np
     import torch
     from bertviz import head_view
 
+    from attention_core.limits import MAX_TOKENS
+    from attention_core.longrun import analyze_long
     from attention_core.pipeline import analyze
     from attention_core.settings import Settings
 
     text = sentence(n, variant=variant)
-    a = analyze(Settings(text=text, tokenizer="char", embed_dim=EMBED_DIM, num_heads=HEADS))
-    attention = (torch.from_numpy(a.weights).unsqueeze(0),)  # 1 layer of (1, H, n, n)
-    return head_view(attention, [t.text for t in a.tokens], html_action="return").data
+    settings = Settings(text=text, tokenizer="char", embed_dim=EMBED_DIM, num_heads=HEADS)
+    if n <= MAX_TOKENS:
+        a = analyze(settings)
+        weights, tokens = a.weights, a.tokens  # (H, n, n)
+    else:
+        m = analyze_long(settings)
+        layer, tokens = m.maps[0], m.tokens
+        weights = np.stack([layer.exact(h, slice(None), slice(None)) for h in range(HEADS)])
+    attention = (torch.from_numpy(weights).unsqueeze(0),)  # 1 layer of (1, H, n, n)
+    return head_view(attention, [t.text for t in tokens], html_action="return").data
 
 
 def _route_cdn(route: Any) -> None:
@@ -188,7 +200,7 @@ def _views(n: int, scratch: Path, variants: list[int]) -> None:
         os._exit(0)
 
 
-def _bertviz(n: int, variants: list[int]) -> list[dict]:
+def _bertviz(n: int, variants: list[int], *, env: dict[str, str] | None = None) -> list[dict]:
     """`_views(n, ...)` in a child process; each of its views gets a hard deadline.
 
     A page of 12·512² SVG lines can hang or kill its renderer, and closing it gracefully
@@ -210,6 +222,7 @@ def _bertviz(n: int, variants: list[int]) -> list[dict]:
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 text=True,
+                env={**os.environ, **(env or {})},
             )
         lines: queue.Queue[str | None] = queue.Queue()
 

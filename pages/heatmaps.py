@@ -28,6 +28,7 @@ from ui.common import (
     token_chips,
     tr,
 )
+from ui.longview import is_long, show_long
 from ui.reader import learned_section, trained_caption, weights_switch
 
 CHIPS_OPEN_MAX = 64  # more tokens than this: their chips fold away
@@ -38,6 +39,9 @@ entry_guard()
 st.title(tr("heatmaps_title"))
 
 settings = current_settings()
+if is_long(settings):  # above 512 tokens: a zoomable map instead of every weight
+    show_long(settings)
+    st.stop()
 analysis = analysis_or_stop(settings)
 if settings.trained:
     trained_caption(settings, analysis.pooled)

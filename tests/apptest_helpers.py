@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention_core.i18n import catalog
 from ui.charts import CHART_COMPONENT
+from ui.longchart import LONG_CHART_COMPONENT
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 180
@@ -80,6 +81,15 @@ def drawn_charts(at: AppTest) -> list[DrawnChart]:
         spec, config = json.loads(element.proto.spec), json.loads(element.proto.config)
         found.append(DrawnChart(key, spec, config, len(element.proto.spec)))
     return found
+
+
+def long_map(at: AppTest) -> dict[str, Any]:
+    """The data the landing page's long map element was sent (ui/longchart.py): its
+    overview tiles decoded from their JSON, and `bytes`, the size of what was sent."""
+    found = [e for e in at.get("bidi_component") if e.proto.component_name == LONG_CHART_COMPONENT]
+    assert len(found) == 1, f"{len(found)} long maps on the page"
+    (data,) = json.loads(found[0].proto.json)  # [payload], as ui/charts.py sends
+    return {**data, "overview": json.loads(data["overview"]), "bytes": len(found[0].proto.json)}
 
 
 def charts(at: AppTest) -> dict[str, dict[str, Any]]:

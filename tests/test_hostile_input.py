@@ -23,6 +23,7 @@ from apptest_helpers import (
     drawn_charts,
     drawn_strings,
     heatmaps,
+    long_map,
     run_app,
     shown_labels,
 )
@@ -41,7 +42,7 @@ from helpers_hostile import (
 from helpers_teaching import charts, open_page
 
 from attention_core.i18n import t
-from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
+from attention_core.limits import MAX_LONG_TOKENS, MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.pipeline import token_labels
 from attention_core.tokenize import TOKENIZER_MODES, tokenize
 from ui.common import md_escape
@@ -84,12 +85,16 @@ def test_typed_text_gives_the_tokens_or_the_due_message(session_for, mode, name)
     at.run()
     assert_healthy(at)
     all_tokens = tokenize(text[:MAX_TEXT_CHARS], mode)
-    shown = all_tokens[:MAX_TOKENS]
+    shown = all_tokens[:MAX_LONG_TOKENS]
     if not text.strip():
         assert infos(at) == [t("empty_text", "en")] and not drawn_charts(at)
     elif not shown:
         no_tokens = t("no_tokens", "en", tokenizer=t(f"tokenizer_{mode}", "en"))
         assert infos(at) == [no_tokens] and not drawn_charts(at)
+    elif len(shown) > MAX_TOKENS:  # the long map (issue 26): every token up to 4 096
+        drawn = long_map(at)
+        assert drawn["labels"] == [tok.label for tok in shown]
+        assert drawn["ticks"] == [html.escape(x, quote=False) for x in token_labels(shown)]
     else:
         labels = token_labels(shown)
         traces = heatmaps(at)
@@ -100,8 +105,8 @@ def test_typed_text_gives_the_tokens_or_the_due_message(session_for, mode, name)
         assert not unescaped(chip_payload(chips), ACTIVE)
     cut = t("text_cut", "en", limit=MAX_TEXT_CHARS)
     assert (cut in warnings(at)) == (len(text) > MAX_TEXT_CHARS)
-    truncated = t("tokens_truncated", "en", total=len(all_tokens), limit=MAX_TOKENS)
-    assert (truncated in warnings(at)) == (len(all_tokens) > MAX_TOKENS)
+    truncated = t("long_tokens_cut", "en", total=len(all_tokens), limit=MAX_LONG_TOKENS)
+    assert (truncated in warnings(at)) == (len(all_tokens) > MAX_LONG_TOKENS)
 
 
 def test_long_text_finishes_in_zh_tw_with_both_warnings():
@@ -110,7 +115,7 @@ def test_long_text_finishes_in_zh_tw_with_both_warnings():
     total = len(tokenize(TEXTS["long_100k"][:MAX_TEXT_CHARS], "char"))
     assert warnings(at) == [
         t("text_cut", "zh-TW", limit=MAX_TEXT_CHARS),
-        t("tokens_truncated", "zh-TW", total=total, limit=MAX_TOKENS),
+        t("long_tokens_cut", "zh-TW", total=total, limit=MAX_LONG_TOKENS),
     ]
 
 

@@ -12,6 +12,7 @@ from apptest_helpers import (
     decode,
     drawn_charts,
     heatmaps,
+    long_map,
     md_unescape,
     run_app,
     shown_labels,
@@ -206,11 +207,12 @@ def test_hostile_text_is_shown_literally():
     assert shown_labels(heatmaps(at)[0]) == [f"{i}:{t}" for i, t in enumerate(evil)]
 
 
-def test_long_text_is_truncated_with_a_warning():
+def test_a_text_beyond_512_tokens_is_a_long_map_not_truncated():
+    # issue 26: up to MAX_LONG_TOKENS the landing page shows every token (its tests:
+    # tests/test_page_heatmaps_long.py); no heatmap of the first 512, no truncation warning
     at = run_app({"text": "字" * 3000, "tokenizer": "char", "embed_dim": "8", "num_heads": "2"})
-    assert not at.exception
-    assert any("512" in w.value for w in at.warning)
-    assert decode(heatmaps(at)[0]["z"]).shape == (512, 512)
+    assert not at.exception and not at.warning and not drawn_charts(at)
+    assert long_map(at)["n"] == 3000
 
 
 @pytest.mark.legacy_pages
@@ -223,7 +225,7 @@ def test_entry_guard_keeps_sidebar_and_settings_in_legacy_pages_mode():
 
 
 def test_large_grid_sends_pictures_but_one_chosen_head_exact():
-    at = run_app({"text": "字" * 600, "tokenizer": "char", "embed_dim": "8", "num_heads": "4"})
+    at = run_app({"text": "字" * 512, "tokenizer": "char", "embed_dim": "8", "num_heads": "4"})
     assert not at.exception
     assert len(heatmaps(at)) == 1  # the other three heads are images
     at.selectbox(key="exact_head").set_value(2).run()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from attention_core.i18n import DEFAULT_LANG, LANGS, t
-from attention_core.limits import MAX_TEXT_CHARS
+from attention_core.limits import MAX_INPUT_CHARS, MAX_TEXT_CHARS
 from attention_core.reader.card import ReaderError
 from attention_core.settings import KEYS, ModelSettings, Settings
 from attention_core.tokenize import manual_without_separator
@@ -261,12 +261,16 @@ def analysis_or_stop(
 ) -> Analysis:
     """The current analysis, or a friendly message and `st.stop()` when there is none.
 
-    Empty text, a text with no tokens, and any failure end the page here with a
-    message; truncation is reported and the shortened result returned.
+    Empty text, a text with no tokens, a text over MAX_INPUT_CHARS (refused before it is
+    tokenized), and any failure end the page here with a message; truncation is reported
+    and the shortened result returned.
     """
     settings = settings or current_settings()
     if not settings.text.strip():
         st.info(tr("empty_text"))
+        st.stop()
+    if len(settings.text) > MAX_INPUT_CHARS:
+        st.error(tr("text_refused", n=len(settings.text), limit=MAX_INPUT_CHARS))
         st.stop()
     prepare_process()
     try:

@@ -29,6 +29,8 @@ script, pages and settings as before, with two additions for a class that arrive
    looks for it. Otherwise the browser asks for it only once the first chart has been
    built, after Streamlit's own start, its websocket and the script run (a new phone
    painted ~0.1 s sooner, bench visit).
+4. **Tiles of long maps** (ui/tiles.py): `GET /_studio/tile?…` answered from the process's
+   store of long attention maps, for the landing page's zoomable map (issue 26).
 """
 
 from __future__ import annotations
@@ -304,4 +306,11 @@ async def lifespan(_app: Any) -> AsyncIterator[None]:
         task.cancel()
 
 
-MIDDLEWARE = [Middleware(StaticAssets)]
+def _tile_route(app: ASGIApp) -> ASGIApp:
+    """ui/tiles.py's route for long maps' tiles (imported here: it imports this module)."""
+    from ui.tiles import TileRoute
+
+    return TileRoute(app)
+
+
+MIDDLEWARE = [Middleware(StaticAssets), Middleware(_tile_route)]
