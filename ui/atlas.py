@@ -16,7 +16,12 @@ from attention_core.atlas.rows import METRICS
 from attention_core.atlas.sentences import AtlasError
 from attention_core.figures.atlas import plot_head_map
 from attention_core.figures.matrix import plot_matrix
-from ui.cache import atlas_ablation, atlas_head_weights, atlas_index, atlas_sentence_rows
+from ui.cache_atlas import (
+    atlas_ablation,
+    atlas_head_weights,
+    atlas_index,
+    atlas_sentence_rows,
+)
 from ui.charts import show_chart
 from ui.common import choose, md_escape, preset, seeded, tr
 

@@ -13,7 +13,7 @@ from attention_core.atlas.query import build_command
 from attention_core.atlas.rows import METRICS
 from attention_core.figures.atlas import plot_models_side, plot_qk
 from ui.atlas import head_key, metric_label, open_index
-from ui.cache import atlas_qk
+from ui.cache_atlas import atlas_qk
 from ui.charts import show_chart
 from ui.common import choose, md_escape, tr
 

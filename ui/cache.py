@@ -1,4 +1,4 @@
-"""Every Streamlit cache of the app, in one place, keyed on plain values.
+"""The app's Streamlit caches, keyed on plain values (the head atlas's: ui/cache_atlas.py).
 
 `st.cache_resource` holds what is loaded once and shared read-only (the pretrained model,
 the process set-up); `st.cache_data` holds computed results, each with `max_entries`
@@ -26,9 +26,6 @@ from ui.slots import SLOTS
 if TYPE_CHECKING:
     import numpy as np
 
-    from attention_core.atlas.models import AtlasModel
-    from attention_core.atlas.project import QKPoints
-    from attention_core.atlas.query import Atlas
     from attention_core.lens import AblationResult, HeadEffects, NeuronView
     from attention_core.longrun import LongAnalysis
     from attention_core.masking import PaddedBatch
@@ -40,12 +37,6 @@ if TYPE_CHECKING:
     from attention_core.stats import Flatness, HeadStats, SameWord
 
 __all__ = [
-    "atlas_ablation",
-    "atlas_head_weights",
-    "atlas_index",
-    "atlas_model",
-    "atlas_qk",
-    "atlas_sentence_rows",
     "cached_analysis",
     "head_summary",
     "heads_chart",
@@ -418,62 +409,3 @@ def lens_ablation(name: str, text: str, heads: tuple[tuple[int, int], ...]) -> A
     from attention_core.lens import ablate
 
     return ablate(loaded_model(name), text, list(heads))
-
-
-# --- the head atlas (pages/atlas.py) ---------------------------------------------------------
-@st.cache_resource(max_entries=6, show_spinner=False)
-def atlas_index(model: str, folder: str, stamp: tuple[str, ...]) -> Atlas:
-    """The index of `model` under `folder`, opened once (DuckDB, its summary in memory);
-    `stamp` (its chunks' names) opens it again once a build has added chunks."""
-    from attention_core.atlas.query import Atlas
-
-    return Atlas.open(model, folder)
-
-
-@st.cache_resource(max_entries=3, show_spinner=False)
-def atlas_model(name: str) -> AtlasModel:
-    """An atlas model; MiniLM is the Pretrained page's packaged model, not a second copy."""
-    from attention_core.atlas.models import MiniLM, open_model
-
-    return MiniLM(loaded_model("")) if name == "minilm" else open_model(name)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def atlas_sentence_rows(name: str, text: str) -> list[dict]:
-    """The index's head rows for one sentence (the sidebar's), computed as the build does."""
-    from attention_core.atlas.rows import sentence_rows
-
-    model = atlas_model(name)
-    (reading,) = model.read([text])
-    return sentence_rows(reading, causal=model.causal, same_word=name == "reader")[1]
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def atlas_head_weights(name: str, text: str, layer: int, head: int) -> tuple[list[str], np.ndarray]:
-    """One head's (n, n) weights on one sentence and the model's tokens."""
-    (reading,) = atlas_model(name).read([text])
-    return reading.tokens, reading.attentions[layer, head]
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def atlas_qk(name: str, texts: tuple[str, ...], layer: int, head: int, mine: str) -> QKPoints:
-    """One head's queries and keys over `texts` and the user's sentence, projected."""
-    from attention_core.atlas.project import collect
-
-    return collect(atlas_model(name), texts, layer, head, mine=mine or None)
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def atlas_ablation(name: str, text: str) -> np.ndarray | None:
-    """(L, H) effect of knocking out each head alone on `text`: the reader's next-unit KL
-    (lens.reader_head_effects), MiniLM's sentence embedding moved (1 − cos, lens.
-    head_effects); None for the untrained module (one layer, no output to compare)."""
-    from attention_core import lens
-
-    if name == "reader":
-        from attention_core.reader import load_shipped
-
-        return lens.reader_head_effects(load_shipped(), text).kl
-    if name == "minilm":
-        return lens_head_effects("", text).pooled_distance
-    return None
