@@ -12,7 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_core.atlas.models import MODELS
-from ui.atlas import open_index, show_build, show_head, show_map
+from attention_core.atlas.query import own_models
+from ui.atlas import model_name, open_index, show_build, show_head, show_map
 from ui.atlas_views import show_compare, show_qk
 from ui.common import choose, current_settings, entry_guard, tr
 
@@ -39,11 +40,11 @@ if view == "compare":
 model = choose(
     st.segmented_control,
     tr("atlas_model_label"),
-    MODELS,
+    (*MODELS, *own_models()),  # your own models: those indexed with --model FOLDER
     key="atlas_model",
     default="reader",
     required=True,
-    format_func=lambda m: tr(f"atlas_model_{m}"),
+    format_func=model_name,
 )
 atlas = open_index(model or "reader")
 if atlas is None:

@@ -105,6 +105,37 @@ def test_minilm_rows_equal_run_model_one_sentence_at_a_time(tmp_path: Path) -> N
                 _assert_same(rows[(layer, stat.head)], stat)
 
 
+@needs_minilm  # the tiny model's tokenizer is the packaged MiniLM's vocabulary
+def test_your_own_models_folder_is_indexed_as_the_pretrained_page_reads_it(tmp_path: Path) -> None:
+    """A notebook's model after save_pretrained (here a tiny GPT-2, a decoder): indexed into
+    its own folder (never into the model's), statistics equal to `run_model`'s weights,
+    read as causal; a folder that is not there is refused with what to give instead."""
+    from attention_core.atlas.models import index_name, open_model
+    from attention_core.pretrained import load_model, run_model
+    from attention_core.pretrained.tiny import build_tiny_model
+
+    folder = build_tiny_model("decoder", tmp_path / "my model")
+    texts = [SENTENCES[10], SENTENCES[17], SENTENCES[18]]
+    build(str(folder), None, tmp_path / "index", texts=texts)
+    name = index_name(str(folder))
+    assert name.startswith("own-my-model-") and (tmp_path / "index" / name).is_dir()
+    assert sorted(p.name for p in folder.iterdir()) == sorted(  # nothing written beside it
+        p.name for p in build_tiny_model("decoder", tmp_path / "again").iterdir()
+    )
+    model = open_model(str(folder))
+    assert model.causal and model.layers == 2 and model.heads == 4
+    atlas = Atlas.open(str(folder), tmp_path / "index")
+    loaded = load_model(str(folder))
+    for text in texts:
+        attentions = run_model(loaded, text).attentions  # (L, H, n, n)
+        rows = _rows(atlas, text)
+        for layer in range(attentions.shape[0]):
+            for stat in head_stats(attentions[layer]):
+                _assert_same(rows[(layer, stat.head)], stat)
+    with pytest.raises(ValueError, match="transformers folder"):
+        open_model(str(tmp_path / "nothing here"))
+
+
 def test_head_map_is_the_mean_over_sentences_and_search_filters_it(index: Path) -> None:
     from attention_core.pipeline import analyze
 

@@ -15,6 +15,7 @@ import helpers_teaching
 import numpy as np
 import pytest
 from apptest_helpers import assert_drawn_literally, chart, charts, decode, md_unescape, texts
+from availability import needs_minilm
 from helpers_atlas import SENTENCES, build_fixture_index
 
 from attention_core.atlas.models import open_model
@@ -177,10 +178,16 @@ def test_pairs_from_a_token_and_to_a_noun(atlas_env: Path) -> None:
     assert nouns and all(p["key_pos"].startswith("n") for p in nouns)
     for pair in nouns:
         assert f"{pair['query_token']} → {pair['key_token']}（{pair['weight']:.2f}）" in shown
-    # the index keeps each head's two strongest pairs per sentence: 它 leads two of them here
-    at = open_atlas("en", atlas_model="reader", atlas_head="0-2", atlas_from_token="它")
-    (pair,) = atlas.top_pairs(0, 2, query_token="它", k=8)
-    assert f"它 → {pair['key_token']} ({pair['weight']:.2f})" in md_unescape(texts(at))
+    # from a token: the index keeps each head's two strongest pairs per sentence, so the
+    # token asked for is one that leads some of them (它 did, before the reader was retrained)
+    token = next(p["query_token"] for p in atlas.top_pairs(3, 1, k=8) if len(p["query_token"]) == 1)
+    pairs = atlas.top_pairs(3, 1, query_token=token, k=8)
+    at = open_atlas("en", atlas_model="reader", atlas_head="3-1", atlas_from_token=token)
+    shown = md_unescape(texts(at))
+    assert pairs
+    for pair in pairs:
+        assert pair["query_token"] == token
+        assert f"{token} → {pair['key_token']} ({pair['weight']:.2f})" in shown
 
 
 def test_an_index_of_another_format_is_named_with_the_fix(
@@ -196,3 +203,27 @@ def test_an_index_of_another_format_is_named_with_the_fix(
     assert not at.exception, at.exception
     assert "built in format 1" in md_unescape(at.error[0].value)
     assert "--model untrained" in at.code[0].value
+
+
+@needs_minilm  # the tiny model's tokenizer is the packaged MiniLM's vocabulary
+def test_your_own_models_index_is_offered_and_mapped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index built with --model FOLDER (a notebook's model after save_pretrained) is
+    offered by its folder's name, and its map holds every head at the index's means."""
+    from attention_core.atlas.build import build
+    from attention_core.pretrained.tiny import build_tiny_model
+
+    folder = str(build_tiny_model("decoder", tmp_path / "my model"))
+    out = tmp_path / "index"
+    build(folder, None, out, texts=SENTENCES[10:18])
+    monkeypatch.setenv("ATTENTION_STUDIO_ATLAS", str(out))
+    at = open_atlas()
+    control = at.segmented_control(key="atlas_model")
+    assert "your model: my model" in control.options
+    control.set_value(folder).run()
+    assert not at.exception
+    head_map = Atlas.open(folder, out).head_map("all")
+    points = chart(at, "atlas_map")["data"][0]
+    assert len(decode(points["x"])) == 2 * 4  # the tiny model: 2 layers × 4 heads
+    assert decode(points["x"]) == pytest.approx(head_map.values["previous"])

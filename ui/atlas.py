@@ -5,12 +5,14 @@ are in ui/atlas_views.py. The computing is in attention_core.atlas; caches in ui
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import streamlit as st
 
 from attention_core.atlas.build import chunk_dirs, default_index_dir
+from attention_core.atlas.models import MODELS, index_name
 from attention_core.atlas.query import LANGS, build_command
 from attention_core.atlas.rows import METRICS
 from attention_core.atlas.sentences import AtlasError
@@ -57,10 +59,17 @@ def _head_name(key: str) -> str:
     return tr("atlas_head_name", l=layer, h=head)
 
 
+def model_name(model: str) -> str:
+    """One of MODELS by its catalog name; your own model by its folder's name."""
+    if model in MODELS:
+        return tr(f"atlas_model_{model}")
+    return tr("atlas_model_own", name=md_escape(Path(model).name))  # a label is markdown
+
+
 def open_index(model: str) -> Atlas | None:
     """The model's index in the atlas folder, or None when there is none yet."""
     folder = default_index_dir()
-    chunks = tuple(p.name for p in chunk_dirs(folder / model))
+    chunks = tuple(p.name for p in chunk_dirs(folder / index_name(model)))
     if not chunks:
         return None
     try:

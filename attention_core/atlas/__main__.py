@@ -1,5 +1,6 @@
 """`python -m attention_core.atlas build --model minilm [--corpus FILE|DIR] [--out DIR]`:
-index a corpus for one model, with a progress bar; run it again to resume or to add the
+index a corpus for one model (untrained, reader, minilm, or your own model's local
+transformers folder), with a progress bar; run it again to resume or to add the
 sentences a grown corpus has gained. `--engine dask` runs the chunks as Dask tasks on a
 local process pool (no progress bar). Exit status 1 with a message for bad input."""
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from attention_core.atlas.build import CHUNK_SIZE, build, default_index_dir
 from attention_core.atlas.models import MODELS
 from attention_core.atlas.sentences import AtlasError
+from attention_core.pretrained.load import ModelLoadError
 from attention_core.train.corpus import CorpusError
 
 
@@ -21,7 +23,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = parser.add_subparsers(dest="command", required=True).add_parser(
         "build", help="index a corpus (resumable, incremental)"
     )
-    command.add_argument("--model", choices=MODELS, required=True)
+    command.add_argument(
+        "--model",
+        required=True,
+        metavar="|".join((*MODELS, "FOLDER")),
+        help="one of the app's models, or your own: a local transformers folder",
+    )
     command.add_argument(
         "--corpus",
         type=Path,
@@ -85,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 chunk_size=args.chunk_size,
                 progress=progress,
             )
-    except (AtlasError, OSError, CorpusError) as error:
+    except (AtlasError, OSError, CorpusError, ValueError, ModelLoadError) as error:
         bar.close()
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -1,6 +1,7 @@
 """Build an atlas index: a corpus through a model, chunk by chunk, into Parquet files.
 
     OUT/<model>/manifest.json                  model, its fingerprint, format version
+                                               (<model>: `models.index_name`)
     OUT/<model>/chunk-000000/sentences.parquet  sentence id, text, language, tokens
     OUT/<model>/chunk-000000/heads.parquet      sentence × layer × head: the statistics
     OUT/<model>/chunk-000000/pairs.parquet      each head's strongest (query, key) pairs
@@ -25,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attention_core.atlas.models import open_model
+from attention_core.atlas.models import index_name, open_model
 from attention_core.atlas.rows import sentence_rows
 from attention_core.atlas.sentences import AtlasError, read_corpus, sentence_id
 
@@ -209,7 +210,7 @@ def plan(
         sentences, notes = read.sentences, list(read.notes)
     else:
         sentences, notes = [t for t in dict.fromkeys(" ".join(t.split()) for t in texts) if t], []
-    folder = Path(out if out is not None else default_index_dir()) / model_name
+    folder = Path(out if out is not None else default_index_dir()) / index_name(model_name)
     _manifest(folder, model_name, open_model(model_name).fingerprint)
     for partial in folder.glob(".partial-chunk-*"):
         shutil.rmtree(partial, ignore_errors=True)

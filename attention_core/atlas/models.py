@@ -10,6 +10,10 @@ the app's numbers (tests/test_atlas.py checks them against the on-the-fly path).
     minilm      the packaged all-MiniLM-L6-v2 (`attention_core.pretrained`): each text
                 tokenized as `run_model` tokenizes it, sentences of similar length run as
                 one padded batch (`run_ids` drops the padding again)
+    a folder    your own model: a local transformers folder (`load_model(folder)`, eager
+                attention; a notebook's model after `save_pretrained(folder)`), read as
+                MiniLM is; causal when its family is a decoder (Llama, Qwen, Mistral, …).
+                Its index lives in `index_name(folder)` (own-<folder's name>-<hash>)
 
 `qk(text, layer, head)` gives one head's queries and keys for the AttentionViz picture.
 Shape legend: L layers, H heads, n tokens, D head size.
@@ -17,14 +21,26 @@ Shape legend: L layers, H heads, n tokens, D head size.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["MAX_TOKENS", "MODELS", "AtlasModel", "MiniLM", "Reading", "open_model"]
+__all__ = [
+    "MAX_TOKENS",
+    "MODELS",
+    "AtlasModel",
+    "MiniLM",
+    "Pretrained",
+    "Reading",
+    "index_name",
+    "open_model",
+]
 
 MODELS = ("untrained", "reader", "minilm")
 MAX_TOKENS = 64  # tokens read per sentence (a corpus sentence: ~40); the rest is cut
@@ -153,16 +169,13 @@ class TrainedReader:
         return trace.q[0, head].numpy(), trace.k[0, head].numpy(), reading  # (n, D) each
 
 
-class MiniLM:
-    name, causal = "minilm", False
+class Pretrained:
+    """A transformers model (`attention_core.pretrained.LoadedModel`) as an atlas model."""
 
-    def __init__(self, loaded: Any = None) -> None:
-        """`loaded`: the packaged model when the caller has it loaded already (the app)."""
-        from attention_core.pretrained import DEFAULT_MODEL, load_model
-
-        self.loaded = loaded if loaded is not None else load_model()
-        self.layers, self.heads = self.loaded.num_layers, self.loaded.num_heads
-        self.fingerprint = DEFAULT_MODEL
+    def __init__(self, loaded: Any, name: str, fingerprint: str) -> None:
+        self.loaded, self.name, self.fingerprint = loaded, name, fingerprint
+        self.layers, self.heads = loaded.num_layers, loaded.num_heads
+        self.causal = loaded.family == "decoder"  # its weights hide later tokens
 
     def _ids(self, text: str) -> tuple[list[int], bool, list[tuple[int, int]]]:
         from attention_core.pretrained import _encode
@@ -203,10 +216,38 @@ class MiniLM:
         return view.q, view.k, reading  # (n, D) each
 
 
+class MiniLM(Pretrained):
+    def __init__(self, loaded: Any = None) -> None:
+        """`loaded`: the packaged model when the caller has it loaded already (the app)."""
+        from attention_core.pretrained import DEFAULT_MODEL, load_model
+
+        super().__init__(loaded if loaded is not None else load_model(), "minilm", DEFAULT_MODEL)
+
+
+def index_name(name: str) -> str:
+    """The folder an index of model `name` lives in under the atlas folder: the name itself
+    for MODELS, own-<folder's name>-<8 hex of its resolved path> for your own model."""
+    if name in MODELS:
+        return name
+    path = str(Path(name).expanduser().resolve())
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(path).name).strip("-.")[:40] or "model"
+    return f"own-{slug}-{hashlib.sha1(path.encode()).hexdigest()[:8]}"
+
+
 @cache
 def open_model(name: str) -> AtlasModel:
-    """The model `name` (one of MODELS), loaded once per process."""
+    """The model `name` (one of MODELS, or a local transformers folder), loaded once per
+    process. A folder that is not a model raises the loader's own message."""
     kinds = {"untrained": Untrained, "reader": TrainedReader, "minilm": MiniLM}
-    if name not in kinds:
-        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODELS)}")
-    return kinds[name]()  # type: ignore[return-value]
+    if name in kinds:
+        return kinds[name]()  # type: ignore[return-value]
+    folder = Path(name).expanduser()
+    if not folder.is_dir():
+        raise ValueError(
+            f"unknown model {name!r}: choose one of {', '.join(MODELS)}, or a local "
+            "transformers folder (a notebook's model after model.save_pretrained(folder))"
+        )
+    from attention_core.pretrained import load_model
+
+    loaded = load_model(str(folder))
+    return Pretrained(loaded, str(folder.resolve()), f"folder:{folder.resolve()}")

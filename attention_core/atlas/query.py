@@ -16,6 +16,7 @@ that. A head's top sentences and pairs read the chunks themselves.
 from __future__ import annotations
 
 import json
+import shlex
 import threading
 import weakref
 from collections import Counter
@@ -26,10 +27,11 @@ from typing import Any
 import numpy as np
 
 from attention_core.atlas.build import FORMAT, chunk_dirs, default_index_dir
+from attention_core.atlas.models import index_name
 from attention_core.atlas.rows import METRICS
 from attention_core.atlas.sentences import AtlasError
 
-__all__ = ["LANGS", "Atlas", "HeadMap", "build_command"]
+__all__ = ["LANGS", "Atlas", "HeadMap", "build_command", "own_models"]
 
 LANGS = ("all", "zh", "en")
 TOP_MIN_TOKENS = 8  # [CLS]/[BOS] and separators included
@@ -37,12 +39,27 @@ TOP_MIN_TOKENS = 8  # [CLS]/[BOS] and separators included
 
 def build_command(model: str, out: Path | None = None, limit: int | None = None) -> str:
     """The command that builds (or completes) an index, for messages."""
-    parts = ["python -m attention_core.atlas build", f"--model {model}"]
+    parts = ["python -m attention_core.atlas build", f"--model {shlex.quote(model)}"]
     if limit:
         parts.append(f"--limit {limit}")
     if out is not None:
         parts.append(f"--out {out}")
     return " ".join(parts)
+
+
+def own_models(out: Path | str | None = None) -> list[str]:
+    """Your own models (their folders, as built with `--model FOLDER`) that have an index
+    under `out` (default `default_index_dir()`), by folder name."""
+    base = Path(out) if out is not None else default_index_dir()
+    found = []
+    for folder in sorted(base.glob("own-*")):
+        try:
+            model = json.loads((folder / "manifest.json").read_text("utf-8"))["model"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # a half-made or foreign folder: not offered
+        if isinstance(model, str) and index_name(model) == folder.name and chunk_dirs(folder):
+            found.append(model)
+    return found
 
 
 @dataclass(frozen=True)
@@ -106,7 +123,7 @@ class Atlas:
         """The index of `model` under `out` (default `default_index_dir()`); AtlasError with
         the command that builds it when there is none."""
         base = Path(out) if out is not None else default_index_dir()
-        folder = base / model
+        folder = base / index_name(model)
         if not chunk_dirs(folder):
             raise AtlasError(
                 f"no atlas index of {model} in {base}: build one with `"
