@@ -88,6 +88,32 @@ def test_reader_rows_equal_the_trained_view_and_its_same_word(index: Path) -> No
     assert all(r["induction"] is not None for r in repeated.values())
 
 
+def test_from_a_token_to_a_noun_checks_every_row_of_the_token(index: Path) -> None:
+    """attention_core.atlas.search against the app's trained view: every row of 它 in the
+    sentences holding it, its strongest key, kept when that key's word is tagged a noun;
+    the index alone keeps only two pairs a sentence."""
+    from attention_core.atlas.models import open_model
+    from attention_core.atlas.rows import char_tags
+    from attention_core.atlas.search import attends_from
+    from attention_core.pipeline import analyze
+
+    atlas = Atlas.open("reader", index)
+    layer, head = 2, 1
+    every, read = attends_from(atlas, open_model("reader"), layer, head, "它")
+    nouns, _ = attends_from(atlas, open_model("reader"), layer, head, "它", key_pos="n")
+    holding = [t for t in SENTENCES if "它" in t]
+    assert read == len(holding) and len(every) == sum(t.count("它") for t in holding)
+    for hit in every:
+        settings = ModelSettings(text=hit.text, weights="trained", layer=layer, tokenizer="char")
+        row = analyze(settings).weights[head, hit.query]  # ([BOS] + characters)
+        assert hit.key == int(np.argmax(row)) and hit.weight == pytest.approx(row.max(), abs=1e-6)
+        assert hit.query_token == "它" and hit.text[hit.query - 1] == "它"  # [BOS] first
+        # the tag the index's pairs carry (rows.char_tags, tested with them) of the key's word
+        assert hit.key_pos == (char_tags(hit.text)[hit.key - 1] if hit.key > 0 else "")
+    assert nouns == [h for h in every if h.key_pos.startswith("n")]
+    assert attends_from(atlas, open_model("reader"), layer, head, " ")[0] == []
+
+
 @needs_minilm
 def test_minilm_rows_equal_run_model_one_sentence_at_a_time(tmp_path: Path) -> None:
     from attention_core.atlas.models import open_model

@@ -61,6 +61,27 @@ def test_closeness_orders_keys_as_q_dot_k_does(model_name: str) -> None:
     assert min(flat) > 0.15 and np.mean(flat) > 0.3, flat  # measured 0.31-0.62
 
 
+def test_tsne_keeps_neighbours_better_than_pca_and_is_reproducible() -> None:
+    """t-SNE is offered because it keeps each point's nearest neighbours (scikit-learn's own
+    trustworthiness, 1 = all kept) where PCA's two axes lose them; seeded, so a page and
+    its download agree."""
+    from sklearn.manifold import trustworthiness
+
+    model = open_model("reader")
+    pairs = [model.qk(text, 0, 1)[:2] for text in SENTENCES[:10]]
+    q, k = np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs])
+    x = np.concatenate(shared_space(q, k)[:2])  # (2N, D): what both methods lay out
+    tsne, explained = joint_projection(q, k, "tsne")
+    pca = joint_projection(q, k)[0]
+    assert tsne.shape == pca.shape == (len(x), 2) and not explained.any()
+    kept_tsne = trustworthiness(x, tsne, n_neighbors=5)
+    kept_pca = trustworthiness(x, pca, n_neighbors=5)
+    assert kept_tsne > max(kept_pca, 0.9), (kept_tsne, kept_pca)
+    np.testing.assert_array_equal(joint_projection(q, k, "tsne")[0], tsne)
+    with pytest.raises(ValueError, match="method"):
+        joint_projection(q, k, "umap")
+
+
 def test_collect_marks_the_users_sentence_and_word_positions() -> None:
     points = collect(open_model("reader"), SENTENCES[:3], 1, 2, mine="中和有一個永和路")
     n = len(points.tokens)

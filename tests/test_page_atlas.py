@@ -109,6 +109,21 @@ def test_queries_and_keys_with_my_sentence_marked(atlas_env: Path, lang: str) ->
     assert_drawn_literally(spec)
 
 
+def test_queries_and_keys_laid_out_by_tsne_as_the_library_lays_them(atlas_env: Path) -> None:
+    from attention_core.atlas.project import collect
+    from ui.atlas_views import QK_SENTENCES
+
+    at = open_atlas("en", atlas_model="reader", atlas_view="qk", atlas_qk_method="tsne")
+    spec = chart(at, "atlas_qk")
+    drawn = np.concatenate([decode(tr["x"]) for tr in spec["data"] if len(tr.get("x", []))])
+    texts_ = tuple(Atlas.open("reader", atlas_env).sample(QK_SENTENCES))
+    points = collect(open_model("reader"), texts_, 0, 0, mine=SENTENCES[0], method="tsne")
+    # every point t-SNE laid out is drawn, and nothing else (your sentence's drawn twice)
+    library = points.xy[:, 0]  # (2N,): queries, then keys
+    assert np.abs(drawn[:, None] - library[None]).min(1).max() < 1e-3  # t-SNE's points
+    assert "component" not in json.dumps(spec["layout"])  # t-SNE's axes mean nothing
+
+
 def test_models_side_by_side_and_the_missing_one_named(atlas_env: Path) -> None:
     at = open_atlas("en", atlas_view="compare", atlas_compare_metric="first")
     spec = chart(at, "atlas_compare")
@@ -188,6 +203,21 @@ def test_pairs_from_a_token_and_to_a_noun(atlas_env: Path) -> None:
     for pair in pairs:
         assert pair["query_token"] == token
         assert f"{token} → {pair['key_token']} ({pair['weight']:.2f})" in shown
+
+
+def test_from_a_token_the_page_reads_every_row_again(atlas_env: Path) -> None:
+    from attention_core.atlas.search import attends_from
+
+    atlas = Atlas.open("reader", atlas_env)
+    hits, read = attends_from(atlas, open_model("reader"), 2, 1, "它", key_pos="n")
+    at = open_atlas(
+        "en", atlas_model="reader", atlas_head="2-1", atlas_from_token="它", atlas_to_pos="n"
+    )
+    shown = md_unescape(texts(at))
+    assert f"Every row of “它” in the {read} indexed sentences" in shown
+    assert f"{len(hits)} of its rows look most at a word of that kind" in shown
+    for hit in hits[:8]:
+        assert f"它 → {hit.key_token} ({hit.weight:.2f})" in shown
 
 
 def test_an_index_of_another_format_is_named_with_the_fix(

@@ -15,11 +15,13 @@ from attention_core.atlas.build import chunk_dirs, default_index_dir
 from attention_core.atlas.models import MODELS, index_name
 from attention_core.atlas.query import LANGS, build_command
 from attention_core.atlas.rows import METRICS
+from attention_core.atlas.search import SEARCH_LIMIT
 from attention_core.atlas.sentences import AtlasError
 from attention_core.figures.atlas import plot_head_map
 from attention_core.figures.matrix import plot_matrix
 from ui.cache_atlas import (
     atlas_ablation,
+    atlas_attends_from,
     atlas_head_weights,
     atlas_index,
     atlas_sentence_rows,
@@ -314,17 +316,31 @@ def show_head(
     if token.strip() and not pairs:
         st.info(md_escape(tr("atlas_from_none", token=token.strip())))
     for p in pairs:
-        st.markdown(
+        _pair_line(p["query_token"], p["key_token"], p["weight"], p["text"])
+    if token.strip():  # the index keeps two pairs a sentence: every row, read again
+        with st.spinner(tr("atlas_every_row_computing")):
+            hits, read = atlas_attends_from(
+                model, atlas, atlas.stamp, layer, head, token.strip(), to or ""
+            )
+        st.caption(
             md_escape(
                 tr(
-                    "atlas_pair_line",
-                    query=p["query_token"],
-                    key=p["key_token"],
-                    weight=p["weight"],
-                    text=p["text"][:80],
+                    "atlas_every_row",
+                    token=token.strip(),
+                    read=read,
+                    hits=len(hits),
+                    limit=SEARCH_LIMIT,
                 )
             )
         )
+        for hit in hits[:8]:
+            _pair_line(hit.query_token, hit.key_token, hit.weight, hit.text)
+
+
+def _pair_line(query: str, key: str, weight: float, text: str) -> None:
+    st.markdown(
+        md_escape(tr("atlas_pair_line", query=query, key=key, weight=weight, text=text[:80]))
+    )
 
 
 def _draw(model: str, picked: str, layer: int, head: int, key: str) -> None:

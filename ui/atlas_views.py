@@ -9,6 +9,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core.atlas.models import MODELS
+from attention_core.atlas.project import METHODS
 from attention_core.atlas.query import build_command
 from attention_core.atlas.rows import METRICS
 from attention_core.figures.atlas import plot_models_side, plot_qk
@@ -47,9 +48,19 @@ def show_qk(atlas: Atlas, model: str, text: str) -> None:
             required=True,
             format_func=lambda v: tr(f"atlas_qk_color_{v}"),
         )
+    method = choose(
+        st.segmented_control,
+        tr("atlas_qk_method_label"),
+        METHODS,
+        key="atlas_qk_method",
+        default="pca",
+        required=True,
+        format_func=lambda v: tr(f"atlas_qk_method_{v}"),
+        help=tr("atlas_qk_method_help"),
+    )
     texts = tuple(atlas.sample(QK_SENTENCES))
     with st.spinner(tr("atlas_qk_computing")):
-        points = atlas_qk(model, texts, layer, head, text.strip())
+        points = atlas_qk(model, texts, layer, head, text.strip(), method or "pca")
     n = len(points.tokens)
     word_names = [tr("atlas_word_place", p=p + 1) for p in range(4)] + [tr("atlas_word_later")]
     figure = plot_qk(
@@ -63,8 +74,8 @@ def show_qk(atlas: Atlas, model: str, text: str) -> None:
         word_position=points.word_position if colour == "word" else None,
         word_names=word_names,
         axis_titles=(
-            tr("atlas_qk_axis", i=1, share=points.explained[0]),
-            tr("atlas_qk_axis", i=2, share=points.explained[1]),
+            (tr("atlas_qk_axis", i=1, share=points.explained[0]) if method != "tsne" else ""),
+            (tr("atlas_qk_axis", i=2, share=points.explained[1]) if method != "tsne" else ""),
         ),
     )
     show_chart(figure, key="atlas_qk", filename="queries-and-keys")

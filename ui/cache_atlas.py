@@ -17,9 +17,11 @@ if TYPE_CHECKING:
     from attention_core.atlas.models import AtlasModel
     from attention_core.atlas.project import QKPoints
     from attention_core.atlas.query import Atlas
+    from attention_core.atlas.search import Hit
 
 __all__ = [
     "atlas_ablation",
+    "atlas_attends_from",
     "atlas_head_weights",
     "atlas_index",
     "atlas_model",
@@ -63,11 +65,14 @@ def atlas_head_weights(name: str, text: str, layer: int, head: int) -> tuple[lis
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def atlas_qk(name: str, texts: tuple[str, ...], layer: int, head: int, mine: str) -> QKPoints:
-    """One head's queries and keys over `texts` and the user's sentence, projected."""
+def atlas_qk(
+    name: str, texts: tuple[str, ...], layer: int, head: int, mine: str, method: str = "pca"
+) -> QKPoints:
+    """One head's queries and keys over `texts` and the user's sentence, projected (PCA or
+    t-SNE: attention_core.atlas.project.joint_projection)."""
     from attention_core.atlas.project import collect
 
-    return collect(atlas_model(name), texts, layer, head, mine=mine or None)
+    return collect(atlas_model(name), texts, layer, head, mine=mine or None, method=method)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -84,3 +89,14 @@ def atlas_ablation(name: str, text: str) -> np.ndarray | None:
     if name == "minilm":
         return lens_head_effects("", text).pooled_distance
     return None
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def atlas_attends_from(
+    name: str, _atlas: Atlas, stamp: tuple[str, ...], layer: int, head: int, token: str, pos: str
+) -> tuple[list[Hit], int]:
+    """Every row of `token` in the indexed sentences that contain it, read again
+    (attention_core.atlas.search); keyed on the index's chunks (`stamp`), not the object."""
+    from attention_core.atlas.search import attends_from
+
+    return attends_from(_atlas, atlas_model(name), layer, head, token, key_pos=pos or None)

@@ -12,7 +12,10 @@ every attention row as it is, and make q·k readable as closeness in one joint s
   tests/test_atlas_project.py); queries and keys form one cloud instead of two apart.
 
 Then queries and keys are projected together onto their first two principal components
-(NumPy's SVD; no extra package). `collect` runs a model over sentences and gathers the
+(NumPy's SVD; no extra package), or laid out by t-SNE (scikit-learn's, seeded, started from
+those components: `method="tsne"`), which keeps each point's nearest neighbours near and
+so shows clusters PCA's two axes flatten, at the price of distances between clusters that
+mean little; its `explained` is 0, 0. `collect` runs a model over sentences and gathers the
 points with their tokens, the sentence each came from and, for the reader, each
 character's position in its jieba word.
 
@@ -28,7 +31,9 @@ import numpy as np
 
 from attention_core.atlas.models import AtlasModel
 
-__all__ = ["QKPoints", "collect", "joint_projection", "shared_space"]
+__all__ = ["METHODS", "QKPoints", "collect", "joint_projection", "shared_space"]
+
+METHODS = ("pca", "tsne")
 
 
 def shared_space(q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -44,13 +49,23 @@ def shared_space(q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     return q * s, k / s, s
 
 
-def joint_projection(q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def joint_projection(
+    q: np.ndarray, k: np.ndarray, method: str = "pca"
+) -> tuple[np.ndarray, np.ndarray]:
     """q (N, D) and k (M, D) in the shared space, projected together on two principal
     components: ((N + M, 2) coordinates, queries first; (2,) share of variance each axis
-    explains)."""
+    explains); or laid out by t-SNE (`method="tsne"`; explained 0, 0)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     q2, k2, _ = shared_space(q, k)
     x = np.concatenate([q2, k2])  # (N + M, D)
     x = x - x.mean(0)
+    if method == "tsne" and len(x) >= 4:  # fewer points have no neighbourhoods to keep
+        from sklearn.manifold import TSNE
+
+        perplexity = min(30.0, (len(x) - 1) / 3)  # 30, or what so few points allow
+        tsne = TSNE(2, perplexity=perplexity, init="pca", random_state=0)
+        return tsne.fit_transform(x), np.zeros(2)  # (N + M, 2)
     _, singular, vt = np.linalg.svd(x, full_matrices=False)  # vt: (D, D)
     axes = vt[:2]  # (2, D)
     if axes.shape[0] < 2:  # D = 1: the second axis is zero
@@ -102,9 +117,10 @@ def collect(
     head: int,
     *,
     mine: str | None = None,
+    method: str = "pca",
 ) -> QKPoints:
     """q and k of head (layer, head) on every token of `texts` (and of `mine`, the user's
-    sentence, last), projected together."""
+    sentence, last), projected together (`method`: see `joint_projection`)."""
     every = [*texts, *([mine] if mine else [])]
     qs, ks, tokens, sentence, position, words = [], [], [], [], [], []
     for s, text in enumerate(every):
@@ -118,7 +134,7 @@ def collect(
         words += _word_positions(model, text, n)
     if not tokens:
         raise ValueError("no tokens to project")
-    xy, explained = joint_projection(np.concatenate(qs), np.concatenate(ks))  # (2N, 2)
+    xy, explained = joint_projection(np.concatenate(qs), np.concatenate(ks), method)  # (2N, 2)
     return QKPoints(
         xy=xy,
         explained=explained,

@@ -96,6 +96,7 @@ class Atlas:
                 f"{FORMAT}: delete that folder and build it again"
             )
         self.chunks = len(chunks)
+        self.stamp = (str(self.folder), *(c.name for c in chunks))  # what it was opened on
         self._lock = threading.Lock()  # one DuckDB connection, one question at a time
         self._db = duckdb.connect()
         weakref.finalize(self, self._db.close)  # closed before the interpreter's teardown
@@ -261,6 +262,14 @@ class Atlas:
             [value, layer, head],
         )
         return below / total if total else float("nan")
+
+    def sentences_with(self, text: str, limit: int) -> list[str]:
+        """Up to `limit` indexed sentences that contain `text` literally, in id order."""
+        rows = self._rows(
+            "SELECT text FROM sentences WHERE instr(text, ?) > 0 ORDER BY sentence LIMIT ?",
+            [text, int(limit)],
+        )
+        return [r[0] for r in rows]
 
     def sample(self, k: int) -> list[str]:
         """`k` indexed sentences, the same ones every time (ordered by id, i.e. by hash)."""
