@@ -103,6 +103,17 @@ def test_the_atlas_walk_in_both_languages(atlas_server: tuple[str, Path], browse
         names = {tr["name"] for tr in plotly_traces(page, 0)}
         assert t("atlas_mine_name", "zh-TW") in names
         screenshot(page, "atlas-qk")
+        pca = sorted(x for tr in plotly_traces(page, 0) for x in tr["x"])
+
+        # the same points laid out by t-SNE: other coordinates, axes without components
+        with expect_rerun(page):
+            main_area(page).get_by_role("radio", name=t("atlas_qk_method_tsne", "zh-TW")).click()
+        wait_for_charts(page)
+        assert_no_exception(page)
+        tsne = sorted(x for tr in plotly_traces(page, 0) for x in tr["x"])
+        assert len(tsne) == len(pca) and tsne != pca
+        expect(main_area(page).get_by_text("第 1 主成分")).to_have_count(0)
+        screenshot(page, "atlas-qk-tsne")
     finally:
         context.close()
 
