@@ -35,6 +35,11 @@ LONGEST_FIRST = (
     "test_classroom_browser.py",
     "test_hostile_browser.py",
     "test_replicas.py",
+    "test_lens_browser.py",  # ~40 s: a 512-token text's head view and ablation
+    "test_atlas.py",  # ~25 s: builds, a killed build, MiniLM and a tiny model
+    "test_atlas_browser.py",
+    "test_long_map_browser.py",
+    "test_page_heatmaps_long.py",
 )
 
 
