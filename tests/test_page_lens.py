@@ -211,10 +211,20 @@ def test_a_long_ablation_draws_its_bar_and_cancel_and_takes_them_away_at_the_end
     assert not at.get("progress") and "lens_ablation_cancel" not in [b.key for b in at.button]
 
 
-def test_a_cancelled_ablation_says_so_and_starts_again_on_request() -> None:
+def test_a_cancelled_ablation_says_so_and_starts_again_on_request(
+    reference, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Cancel (drawn beside the bar of a run over a second) reruns the page, which stops
-    the run; the page then measures nothing, says so, and one click starts it again."""
-    at = open_lens(lens_view="ablation", lens_ablation_cancelled=True)
+    the run; the page then measures nothing, says so, and one click starts it again. A
+    cancel holds for its own sentence only: with another one the ablation runs."""
+    import ui.lens_sources
+
+    run, _ = reference
+    tokens, _, _, _ = run(SENTENCE)
+    monkeypatch.setattr(ui.lens_sources, "subject_key", lambda lensed: "|".join(lensed.tokens))
+    other = open_lens(lens_view="ablation", lens_ablation_cancelled="[CLS]|another|[SEP]")
+    assert not other.info and decode(chart(other, "lens_effect_chart")["data"][0]["z"]).size
+    at = open_lens(lens_view="ablation", lens_ablation_cancelled="|".join(tokens))
     assert "Cancelled" in " ".join(i.value for i in at.info)
     assert "lens_effect_chart" not in charts(at) and not at.metric
     at.button(key="lens_ablation_again").click().run()

@@ -11,6 +11,7 @@ ends the page with its message (`st.stop()`).
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -187,23 +188,29 @@ CANCELLED = "lens_ablation_cancelled"
 BAR_AFTER_S = 1.0  # a run expected to take longer than this shows its bar and Cancel
 
 
-def _cancelled(value: bool) -> None:
-    st.session_state[CANCELLED] = value
+def subject_key(lensed: Subject) -> str:
+    """What a Cancel applies to: this model on these tokens (another sentence runs again)."""
+    return hashlib.sha1("\x00".join([lensed.name, *lensed.tokens]).encode()).hexdigest()
+
+
+def _cancelled(key: str | None) -> None:
+    st.session_state[CANCELLED] = key
 
 
 def effects_or_cancelled(lensed: Subject) -> tuple[np.ndarray, list[tuple[int, int]]] | None:
     """Every head knocked out alone (`lensed.effects`): (L, H) effects and the heads largest
     first. A run expected to take over BAR_AFTER_S (MiniLM at 512 tokens: ~12 s) shows a bar
     and Cancel; Cancel reruns the page, which stops the run at its next report, and the page
-    then says so and offers to start again (None until then)."""
-    if st.session_state.get(CANCELLED):
+    then says so and offers to start again (None until then, for this sentence only)."""
+    key = subject_key(lensed)
+    if st.session_state.get(CANCELLED) == key:
         st.info(tr("lens_ablation_cancelled"))
         st.button(  # its click reruns the page with the flag down (a callback: no st.rerun)
             tr("lens_ablation_again"),
             key="lens_ablation_again",
             icon=":material/replay:",
             on_click=_cancelled,
-            args=(False,),
+            args=(None,),
         )
         return None
     # one container for both: a button drawn where the page's previous run had another button
@@ -226,7 +233,7 @@ def effects_or_cancelled(lensed: Subject) -> tuple[np.ndarray, list[tuple[int, i
                 key="lens_ablation_cancel",
                 icon=":material/stop_circle:",
                 on_click=_cancelled,
-                args=(True,),
+                args=(key,),
             )
         bar.progress(done / total, text=tr("lens_ablation_progress", done=done, total=total))
 
