@@ -44,7 +44,7 @@ from ui.server import PLOTLY_DIR, PLOTLY_ROUTE, plotly_url
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-__all__ = ["CHART_COMPONENT", "figure_json", "show_chart"]
+__all__ = ["CHART_COMPONENT", "PLOTLY_LOADER_JS", "figure_json", "show_chart"]
 
 CHART_COMPONENT = "attention_studio_chart"
 _ASSETS = "plotly_js"  # the v1 component that only serves PLOTLY_DIR, at PLOTLY_ROUTE
@@ -52,9 +52,9 @@ assert PLOTLY_ROUTE == f"/component/{__name__}.{_ASSETS}/", "ui/server.py answer
 _served = threading.Event()
 
 # Loads plotly.js once per page (a <script> from Streamlit's component route, so nothing
-# leaves the machine), then draws or updates the figure with Plotly.react. Updates of one
-# chart run one after another, so a fast typist's figures cannot arrive out of order.
-_JS = r"""
+# leaves the machine), or takes the page's head script's promise (ui/server.py); shared with
+# the long map's element (ui/longchart.py)
+PLOTLY_LOADER_JS = r"""
 function plotlyLoaded(src) {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   if (!window.__studioPlotly) {
@@ -71,7 +71,13 @@ function plotlyLoaded(src) {
   }
   return window.__studioPlotly;
 }
+"""
 
+# Draws or updates the figure with Plotly.react once plotly.js is there. Updates of one chart
+# run one after another, so a fast typist's figures cannot arrive out of order.
+_JS = (
+    PLOTLY_LOADER_JS
+    + r"""
 // The SVG download button beside Plotly's PNG camera: a button's click is a function, which
 // JSON cannot carry, so it is built here from its tooltip and file name. Built once per
 // chart and kept: Plotly.react compares the new config with the old one and, when they
@@ -146,6 +152,7 @@ export default function (component) {
     .catch((error) => console.error(error));
 }
 """
+)
 _chart = st.components.v2.component(CHART_COMPONENT, js=_JS, isolate_styles=False)
 
 

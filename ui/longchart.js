@@ -5,22 +5,7 @@
 // exactly the tokens it pools and an exact cell is one token wide. User text reaches Plotly
 // escaped by the server (figures.text.literal: `ticks`) and the token strip as textContent.
 
-function plotlyLoaded(src) {
-  if (window.Plotly) return Promise.resolve(window.Plotly);
-  if (!window.__studioPlotly) {
-    window.__studioPlotly = new Promise((resolve, reject) => {
-      const script = document.createElement("script");
-      script.src = src;
-      script.onload = () => resolve(window.Plotly);
-      script.onerror = () => {
-        window.__studioPlotly = undefined;
-        reject(new Error("plotly.js did not load from " + src));
-      };
-      document.head.appendChild(script);
-    });
-  }
-  return window.__studioPlotly;
-}
+// plotlyLoaded(src): ui/charts.py's PLOTLY_LOADER_JS, put before this file by ui/longchart.py
 
 function decode(tile) {
   if (!tile.__z) {

@@ -23,7 +23,7 @@ import streamlit as st
 from attention_core.figures.scales import COLORSCALE
 from attention_core.figures.text import literals
 from attention_core.figures.toolbar import chart_config
-from ui.charts import _plotly_url
+from ui.charts import PLOTLY_LOADER_JS, _plotly_url
 from ui.common import lang, tr
 from ui.tiles import tile_url
 
@@ -33,7 +33,8 @@ LONG_CHART_COMPONENT = "attention_studio_long_map"
 ZOOM_SIZE = 256  # cells a side of a zoomed tile: exact once 256 tokens or fewer are in view
 HEAD_PX = 360  # a head's square at most; narrower screens get one head a row
 
-_JS = (Path(__file__).with_name("longchart.js")).read_text(encoding="utf-8")
+# plotly.js's loader is the charts' own (one promise per page); the rest is longchart.js
+_JS = PLOTLY_LOADER_JS + Path(__file__).with_name("longchart.js").read_text(encoding="utf-8")
 _chart = st.components.v2.component(LONG_CHART_COMPONENT, js=_JS, isolate_styles=False)
 
 

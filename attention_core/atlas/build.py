@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attention_core.atlas.models import index_name, open_model
-from attention_core.atlas.rows import sentence_rows
+from attention_core.atlas.rows import METRICS, sentence_rows
 from attention_core.atlas.sentences import AtlasError, read_corpus, sentence_id
 
 __all__ = [
@@ -77,20 +77,8 @@ def _schemas() -> dict[str, object]:
     import pyarrow as pa
 
     f64, i32, s = pa.float64(), pa.int32(), pa.string()
-    stats = [
-        (name, f64)
-        for name in (
-            "entropy",
-            "max_weight",
-            "previous",
-            "first",
-            "diagonal",
-            "distance",
-            "same_word",
-            "same_word_shuffled",
-            "induction",
-        )
-    ]
+    # the statistics the app names (rows.METRICS), and the shuffled baseline of same-word
+    stats = [(name, f64) for name in (*METRICS, "same_word_shuffled")]
     return {
         "sentences": pa.schema(
             [
