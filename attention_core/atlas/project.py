@@ -62,10 +62,14 @@ def joint_projection(
     x = x - x.mean(0)
     if method == "tsne" and len(x) >= 4:  # fewer points have no neighbourhoods to keep
         from sklearn.manifold import TSNE
+        from threadpoolctl import threadpool_limits
 
         perplexity = min(30.0, (len(x) - 1) / 3)  # 30, or what so few points allow
         tsne = TSNE(2, perplexity=perplexity, init="pca", random_state=0)
-        return tsne.fit_transform(x), np.zeros(2)  # (N + M, 2)
+        # one OpenMP thread: Barnes-Hut sums its gradient over threads in no fixed order, so
+        # two threads gave another layout from the same seed (a page vs its test in CI)
+        with threadpool_limits(limits=1):
+            return tsne.fit_transform(x), np.zeros(2)  # (N + M, 2)
     _, singular, vt = np.linalg.svd(x, full_matrices=False)  # vt: (D, D)
     axes = vt[:2]  # (2, D)
     if axes.shape[0] < 2:  # D = 1: the second axis is zero
