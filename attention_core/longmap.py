@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -136,7 +136,9 @@ class AttentionMap:
     def from_weights(
         cls, weights: Tensor | np.ndarray, *, scratch: int = LONG_SCRATCH_FLOATS
     ) -> AttentionMap:
-        """A map over weights already computed, (H, n, n) or (n, n), copied as float32."""
+        """A map over weights already computed, (H, n, n) or (n, n), copied as float32; causal
+        when every key after its query has weight exactly 0 (softmax gives 0 to masked keys
+        only), so that a row's even share is 1/(i + 1) (attention_core.longscale)."""
         w = weights.detach().cpu().numpy() if isinstance(weights, Tensor) else weights
         w = np.array(w, dtype=np.float32)  # a copy: the caller's array may change later
         if w.ndim == 2:
@@ -145,7 +147,8 @@ class AttentionMap:
             raise ValueError(f"weights must have shape (H, n, n) or (n, n), got {w.shape}")
         if not np.isfinite(w).all() or (w < 0).any():
             raise ValueError("weights must be finite and >= 0 (softmax outputs)")
-        return cls(w.shape[0], w.shape[1], False, int(scratch), _w=torch.from_numpy(w))
+        causal = w.shape[1] > 1 and not np.triu(w, 1).any()  # as figures.scales.causal_rows
+        return cls(w.shape[0], w.shape[1], causal, int(scratch), _w=torch.from_numpy(w))
 
     @property
     def nbytes(self) -> int:
@@ -232,24 +235,34 @@ class AttentionMap:
         return Tile(head, values, row_edges, col_edges, block, reduce, block == 1)
 
     @torch.no_grad()
-    def _pool(
-        self, head: int, row_edges: np.ndarray, col_edges: np.ndarray, reduce: str
-    ) -> np.ndarray:
-        """`head`'s weights reduced over the cells [row_edges[a], row_edges[a + 1]) ×
-        [col_edges[b], col_edges[b + 1]): (R, C) float64, streamed over row blocks. Cells may
-        span blocks: block partials are combined (added, or their max taken)."""
-        r0, r1, c0, c1 = (
-            int(e) for e in (row_edges[0], row_edges[-1], col_edges[0], col_edges[-1])
-        )
-        acc = np.zeros((len(row_edges) - 1, len(col_edges) - 1))  # (R, C); weights ≥ 0
-        ufunc = np.maximum if reduce == "max" else np.add
+    def row_blocks(
+        self, head: int, rows: tuple[int, int], cols: tuple[int, int]
+    ) -> Iterator[tuple[int, int, np.ndarray]]:
+        """`head`'s exact weights over rows × cols ((start, stop) each), `scratch` floats at a
+        time: yields (a, hi, w), w (b − a, hi − c0) float32 the weights of rows [a, b) on keys
+        [c0, hi): a causal block stops at key b (later keys are 0), one with no key is skipped."""
+        (r0, r1), (c0, c1) = rows, cols
         step = _rows_per_block(self.scratch, 1, c1 - c0)
         for a in range(r0, r1, step):
             b = min(r1, a + step)
-            hi = min(c1, b) if self.causal else c1  # causal: keys ≥ b are 0 for these rows
-            if hi <= c0:
-                continue
-            w = self._weights(slice(head, head + 1), slice(a, b), c0, hi)[0].numpy()  # (b−a, ·)
+            hi = min(c1, b) if self.causal else c1
+            if hi > c0:
+                yield a, hi, self._weights(slice(head, head + 1), slice(a, b), c0, hi)[0].numpy()
+
+    def _pool(
+        self, head: int, row_edges: np.ndarray, col_edges: np.ndarray, reduce: str, row_scale=None
+    ) -> np.ndarray:
+        """`head`'s weights reduced over the cells [row_edges[a], row_edges[a + 1]) ×
+        [col_edges[b], col_edges[b + 1]): (R, C) float64, streamed over row blocks. Cells may
+        span blocks: block partials are combined (added, or their max taken). `row_scale`
+        (n,) floats or None: each row's weights times its factor first (longscale)."""
+        c0, span = int(col_edges[0]), (int(col_edges[0]), int(col_edges[-1]))
+        acc = np.zeros((len(row_edges) - 1, len(col_edges) - 1))  # (R, C); weights ≥ 0
+        ufunc = np.maximum if reduce == "max" else np.add
+        for a, hi, w in self.row_blocks(head, (int(row_edges[0]), int(row_edges[-1])), span):
+            b = a + w.shape[0]  # w (b − a, hi − c0)
+            if row_scale is not None:
+                w = w * row_scale[a:b, None].astype(np.float32)
             cells = int(np.searchsorted(col_edges[:-1], hi))  # column cells starting before hi
             cols = ufunc.reduceat(w, col_edges[:cells] - c0, axis=1, dtype=np.float64)
             first = int(np.searchsorted(row_edges, a, side="right")) - 1  # the cell of row a
