@@ -49,6 +49,7 @@ __all__ = [
     "loaded_model",
     "long_blocks",
     "long_overview",
+    "long_stats",
     "long_view",
     "padded_batch",
     "permutation_result",
@@ -225,22 +226,43 @@ def long_view(model: ModelSettings) -> tuple[LongAnalysis, str]:
     return analysis, publish(analysis.maps)
 
 
-def _overview(analysis: LongAnalysis, reduce: str) -> str:
+def _overview(analysis: LongAnalysis, reduce: str, relative: bool) -> str:
     from attention_core.longrun import overview_size
+    from attention_core.longscale import relative_values
     from ui.longchart import overview_json
     from ui.tiles import tile_payload
 
-    size = overview_size(analysis.num_heads)
+    # relative "max" cells travel beside the values: half the cells a head, the same bytes
+    size = overview_size(analysis.num_heads * (2 if relative else 1))
     layer = analysis.maps[0]
     tiles = [layer.overview(h, size=size, reduce=reduce) for h in range(analysis.num_heads)]
-    return overview_json([tile_payload(t) for t in tiles if t is not None])
+    return overview_json(
+        [tile_payload(t, relative_values(layer, t) if relative else None) for t in tiles if t]
+    )
+
+
+def long_overview(model: ModelSettings, reduce: str, scale: str = "absolute") -> str:
+    """Every head's pooled overview of `long_view(model)`, as the long map's JSON: ~50-100 ms
+    a head at 4 096 tokens, so once per text and reduce, not on every rerun. Under the
+    relative `scale`, "max" cells carry their relative values (longscale.sends_relative)."""
+    from attention_core.longscale import sends_relative
+
+    return _long_overview(model, reduce, sends_relative(reduce, scale))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)  # ≤ 5.6 MB of JSON (LONG_OVERVIEW_CELLS)
-def long_overview(model: ModelSettings, reduce: str) -> str:
-    """Every head's pooled overview of `long_view(model)`, as the long map's JSON: ~50-100 ms
-    a head at 4 096 tokens, so once per text and reduce, not on every rerun."""
-    return _on_worker(_overview, long_view(model)[0], reduce)
+def _long_overview(model: ModelSettings, reduce: str, relative: bool) -> str:
+    return _on_worker(_overview, long_view(model)[0], reduce, relative)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def long_stats(model: ModelSettings) -> tuple[list[HeadStats], list[tuple[str, float] | None]]:
+    """`attention_core.longstats.long_head_summary` of `long_view(model)`'s layer: every
+    head's statistics and pattern over all its weights, streamed (0.6-0.9 s at 4 096 tokens ×
+    8 heads)."""
+    from attention_core.longstats import long_head_summary
+
+    return _on_worker(long_head_summary, long_view(model)[0].maps[0])
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

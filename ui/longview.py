@@ -19,8 +19,10 @@ from attention_core.limits import MAX_INPUT_CHARS, MAX_LONG_TOKENS, MAX_TEXT_CHA
 from attention_core.settings import Settings
 from ui.cache import long_blocks, long_overview, long_view, prepare_process, token_count
 from ui.charts import show_chart
-from ui.common import choose, md_escape, tr
+from ui.common import choose, colour_scale_choice, md_escape, tr
 from ui.longchart import show_long_map
+from ui.longstats import show_long_stats
+from ui.scale_notes import long_scale_caption
 from ui.tiles import publish, store
 
 if TYPE_CHECKING:  # torch loads with the first long text, not with the page
@@ -101,6 +103,9 @@ def _map(settings: Settings, analysis: LongAnalysis, map_id: str) -> None:
         required=True,
     )
     st.caption(tr(f"long_reduce_caption_{reduce}"))
+    scale = colour_scale_choice()  # the app's colour scale (`scale=` in the link)
+    causal = analysis.maps[0].causal
+    st.caption(long_scale_caption(scale, analysis.n, causal=causal))
     query = st.text_input(tr("long_find_label"), key="long_find", help=tr("long_find_help"))
     labels = [t.label for t in analysis.tokens]
     focus = None
@@ -117,15 +122,18 @@ def _map(settings: Settings, analysis: LongAnalysis, map_id: str) -> None:
             format_func=lambda r: tr("long_find_option", row=r, label=labels[r]),
         )
     with st.spinner(tr("computing")):
-        overview = long_overview(settings.model, reduce)
+        overview = long_overview(settings.model, reduce, scale)
     show_long_map(
         map_id=map_id,
         overview_json=overview,
         labels=labels,
         reduce=reduce,
+        scale=scale,
+        causal=causal,
         focus=focus,
         focus_key=f"{query.strip()}\x00{focus}",
     )
+    show_long_stats(analysis, settings.model)
 
 
 def _blocks(settings: Settings, kind: str) -> None:
