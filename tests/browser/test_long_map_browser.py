@@ -19,6 +19,7 @@ from playwright.sync_api import Browser, Page
 from attention_core.figures.layout import short_label
 from attention_core.figures.text import literal
 from attention_core.limits import EXACT, MAX_LONG_TOKENS, MAX_TEXT_CHARS
+from attention_core.longmap import AttentionMap
 from attention_core.longrun import analyze_long, find_rows
 from attention_core.longscale import relative_values
 from attention_core.settings import ModelSettings
@@ -31,6 +32,8 @@ from .widgets import main_area
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from test_page_heatmaps_long import SENTENCES, reference_rows
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.browser
 
@@ -253,3 +256,38 @@ def test_phone_shows_one_head_at_a_time(app_server: str, browser: Browser) -> No
         screenshot(phone, "long-map-phone-found")
     finally:
         context.close()
+
+
+def test_the_browsers_relative_colours_equal_the_librarys(browser: Browser) -> None:
+    """ui/longchart_colours.js's closed form, run in Chromium on tiles of a causal map (the
+    page tests above draw an unmasked one), against attention_core.longscale."""
+    from ui.tiles import tile_payload
+
+    H, n = 1, 300
+    rng = np.random.default_rng(4)
+    q, k = (rng.normal(0, 2, size=(H, n, 8)).astype(np.float32) for _ in range(2))
+    m = AttentionMap.from_qk(q, k, causal=True)
+    tiles = [
+        m.overview(0, size=32, reduce=reduce) for reduce in ("mass", "mean")
+    ] + [m.region(0, slice(37, 201), slice(5, 290), size=40, reduce="mass"),
+         m.region(0, slice(100, 140), slice(90, 150), size=64)]  # fmt: skip
+    colours = (ROOT / "ui" / "longchart_colours.js").read_text(encoding="utf-8")
+    context = new_context(browser)
+    try:
+        blank = context.new_page()
+        got = blank.evaluate(
+            """([source, tiles, n]) => {
+                 const lib = new Function(source + `
+                   function decode(tile) { return decodeF32(tile.values); }
+                   return relativeOf;`)();
+                 const d = {n: n, causal: true};
+                 return tiles.map((t) => Array.from(lib(t, d), (v) => isNaN(v) ? null : v));
+               }""",
+            [colours, [tile_payload(t) for t in tiles], n],
+        )
+    finally:
+        context.close()
+    for tile, drawn in zip(tiles, got, strict=True):
+        want = relative_values(m, tile).ravel()
+        assert [v is None for v in drawn] == list(np.isnan(want))
+        np.testing.assert_allclose(np.asarray(drawn, dtype=float), want, rtol=1e-5, equal_nan=True)
