@@ -259,10 +259,12 @@ class AttentionMap:
         c0, span = int(col_edges[0]), (int(col_edges[0]), int(col_edges[-1]))
         acc = np.zeros((len(row_edges) - 1, len(col_edges) - 1))  # (R, C); weights ≥ 0
         ufunc = np.maximum if reduce == "max" else np.add
+        # one block of scaled weights, reused (a block holds ≤ max(scratch, a row) floats)
+        scaled = np.empty(0 if row_scale is None else max(self.scratch, self.n), np.float32)
         for a, hi, w in self.row_blocks(head, (int(row_edges[0]), int(row_edges[-1])), span):
             b = a + w.shape[0]  # w (b − a, hi − c0)
             if row_scale is not None:
-                w = w * row_scale[a:b, None].astype(np.float32)
+                w = np.multiply(w, row_scale[a:b, None], out=scaled[: w.size].reshape(w.shape))
             cells = int(np.searchsorted(col_edges[:-1], hi))  # column cells starting before hi
             cols = ufunc.reduceat(w, col_edges[:cells] - c0, axis=1, dtype=np.float64)
             first = int(np.searchsorted(row_edges, a, side="right")) - 1  # the cell of row a

@@ -291,7 +291,33 @@ const SKELETON =
   '<div class="studio-long-strip" style="font-size:0.8rem;max-height:6em;' +
   'overflow-y:auto;overflow-wrap:anywhere;border-top:1px solid #ddd;padding-top:4px"></div>';
 
-export default function (component) {
+// As many heads a row as fit at MIN_SIDE px or more, up to d.side px each; where only one
+// fits (a phone), one head at a time as wide as the screen.
+function layoutFor(width, count, d) {
+  const cols = Math.max(1, Math.min(count, Math.floor((width + GAP) / (MIN_SIDE + GAP))));
+  const narrow = cols === 1 && count > 1;
+  const side = narrow ? width : Math.min(d.side, Math.floor((width - GAP * (cols - 1)) / cols));
+  return { cols: cols, narrow: narrow, side: side };
+}
+
+// A window resized (a phone turned) to another number of heads a row: drawn afresh. Not
+// for smaller changes (a scroll bar coming and going), which would lose every zoom.
+function watchWidth(root, parentElement) {
+  let timer = null;
+  new ResizeObserver(() => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const d = root.__d;
+      const width = (parentElement.clientWidth || 320) - 4;
+      if (d && layoutFor(width, d.overview.length, d).cols !== root.__cols) {
+        root.__key = null;
+        render(root.__component);
+      }
+    }, 250);
+  }).observe(parentElement);
+}
+
+export default function render(component) {
   const { parentElement } = component;
   const d = component.data[0];
   // parsed once: the same data may come again with a rerun that changed nothing here
@@ -308,19 +334,17 @@ export default function (component) {
       plotlyLoaded(root.__d.plotly).then((Plotly) => showHead(Plotly, root, root.__d, h));
     });
     parentElement.appendChild(root);
+    watchWidth(root, parentElement);
   }
   root.__component = component;
   root.__d = d;
   const grid = root.querySelector(".studio-long-grid");
   const fresh = root.__key !== d.key;
   root.__key = d.key;
-  // as many heads a row as fit at MIN_SIDE px or more, up to d.side px each; where only one
-  // fits (a phone), one head at a time as wide as the screen
   const width = (parentElement.clientWidth || 320) - 4;
   const count = d.overview.length;
-  const cols = Math.max(1, Math.min(count, Math.floor((width + GAP) / (MIN_SIDE + GAP))));
-  const narrow = cols === 1 && count > 1;
-  const side = narrow ? width : Math.min(d.side, Math.floor((width - GAP * (cols - 1)) / cols));
+  const { cols, narrow, side } = layoutFor(width, count, d);
+  if (fresh) root.__cols = cols;
   root.__queue = (root.__queue || Promise.resolve())
     .then(() => plotlyLoaded(d.plotly))
     .then((Plotly) => {

@@ -254,6 +254,12 @@ def test_phone_shows_one_head_at_a_time(app_server: str, browser: Browser) -> No
         _no_sideways_scroll(phone)
         assert_no_exception(phone)
         screenshot(phone, "long-map-phone-found")
+        phone.set_viewport_size({"width": 1400, "height": 1000})  # wider: heads side by side
+        phone.wait_for_function(
+            "() => document.querySelector('.studio-long').dataset.narrow === '0'", timeout=30_000
+        )
+        _painted(phone)
+        assert not phone.locator(".studio-long-pick").is_visible()
     finally:
         context.close()
 
