@@ -31,7 +31,14 @@ import numpy as np
 from attention_core.figures.scales import colour_scale, colour_stops
 from attention_core.longmap import AttentionMap, Tile
 
-__all__ = ["colour_key", "even_mass", "relative_values", "row_keys", "sends_relative"]
+__all__ = [
+    "colour_key",
+    "even_mass",
+    "relative_cells",
+    "relative_values",
+    "row_keys",
+    "sends_relative",
+]
 
 
 def row_keys(n: int, causal: bool) -> np.ndarray:
@@ -61,17 +68,27 @@ def even_mass(n: int, causal: bool, row_edges: np.ndarray, col_edges: np.ndarray
 def relative_values(m: AttentionMap, tile: Tile) -> np.ndarray:
     """(R, C) float32: `tile`'s cells relative to the even share (see the module docstring),
     NaN where the cell has no visible key. `tile` must be a tile of `m`."""
+    if tile.exact or tile.reduce != "max":
+        return relative_cells(tile, m.n, causal=m.causal)
     even = even_mass(m.n, m.causal, tile.row_edges, tile.col_edges)  # (R, C)
+    keys = row_keys(m.n, m.causal)  # (n,)
+    out = m._pool(tile.head, tile.row_edges, tile.col_edges, "max", row_scale=keys)
+    out[even <= 0] = np.nan
+    return out.astype(np.float32)
+
+
+def relative_cells(tile: Tile, n: int, *, causal: bool) -> np.ndarray:
+    """(R, C) float32: an exact, "mass" or "mean" tile's cells relative to the even share of
+    a map of n tokens (causal or not), from the tile alone: Σ_cell w / Σ_cell e, with Σ_cell w
+    the cell's value times its size (what ui/longchart_colours.js computes)."""
+    if tile.reduce == "max" and not tile.exact:
+        raise ValueError("a 'max' cell's relative value needs the weights: relative_values")
+    even = even_mass(n, causal, tile.row_edges, tile.col_edges)  # (R, C)
     rows = np.diff(tile.row_edges).astype(np.float64)[:, None]  # (R, 1)
     cols = np.diff(tile.col_edges).astype(np.float64)[None, :]  # (1, C)
-    if tile.exact or tile.reduce != "max":
-        total = tile.values * rows * (cols if tile.reduce == "mean" and not tile.exact else 1.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.where(even > 0, total / even, np.nan)  # exact: w / e_i = w · k_i
-    else:
-        keys = row_keys(m.n, m.causal)  # (n,)
-        out = m._pool(tile.head, tile.row_edges, tile.col_edges, "max", row_scale=keys)
-        out[even <= 0] = np.nan
+    total = tile.values * rows * (cols if tile.reduce == "mean" and not tile.exact else 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(even > 0, total / even, np.nan)  # exact: w / e_i = w · k_i
     return out.astype(np.float32)
 
 

@@ -13,7 +13,13 @@ import pytest
 from attention_core.figures.scales import RELATIVE_MAX
 from attention_core.limits import EXACT
 from attention_core.longmap import REDUCES, AttentionMap
-from attention_core.longscale import colour_key, even_mass, relative_values, row_keys
+from attention_core.longscale import (
+    colour_key,
+    even_mass,
+    relative_cells,
+    relative_values,
+    row_keys,
+)
 
 
 def weights(H: int, n: int, D: int, *, causal: bool, seed: int) -> tuple[AttentionMap, np.ndarray]:
@@ -97,6 +103,8 @@ def test_even_attention_is_one_everywhere_it_is_allowed() -> None:
             rel = relative_values(m, tile)
             np.testing.assert_allclose(rel[~np.isnan(rel)], 1.0, rtol=1e-6)
         assert np.array_equal(row_keys(4, causal), [1, 2, 3, 4] if causal else [4] * 4)
+        with pytest.raises(ValueError, match="needs the weights"):
+            relative_cells(m.overview(0, size=8, reduce="max"), n, causal=causal)
 
 
 def test_colour_key_is_the_short_heatmaps_scale() -> None:

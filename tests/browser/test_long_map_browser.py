@@ -19,9 +19,9 @@ from playwright.sync_api import Browser, Page
 from attention_core.figures.layout import short_label
 from attention_core.figures.text import literal
 from attention_core.limits import EXACT, MAX_LONG_TOKENS, MAX_TEXT_CHARS
-from attention_core.longmap import AttentionMap
-from attention_core.longrun import analyze_long, find_rows
-from attention_core.longscale import relative_values
+from attention_core.longmap import AttentionMap, Tile
+from attention_core.longrun import find_rows
+from attention_core.longscale import relative_cells, relative_values
 from attention_core.settings import ModelSettings
 from attention_core.tokenize import tokenize
 
@@ -117,8 +117,10 @@ def test_overview_zoom_and_find_at_4096_tokens(app_server: str, page: Page) -> N
     # the default colours: relative to an even share, as the library defines a pooled cell
     bar = page.locator(".studio-long-bar-title").text_content()
     assert bar == "Colours: relative to even (× 1/n) · × even share"
-    layer = analyze_long(MODEL).maps[0]
-    want_rel = relative_values(layer, layer.overview(0, size=256, reduce="mass"))
+    values = np.asarray(overview["values"], np.float32).reshape(overview["shape"])  # (R, C)
+    edges = np.asarray(overview["rows"]), np.asarray(overview["cols"])
+    sent = Tile(0, values, *edges, block=16, reduce="mass", exact=False)
+    want_rel = relative_cells(sent, MAX_LONG_TOKENS, causal=False)
     drawn = _colours(page, 0)
     assert (drawn["zmin"], drawn["zmax"]) == (0, 2)
     np.testing.assert_allclose(np.asarray(drawn["z"], float), want_rel.ravel(), rtol=1e-5)
