@@ -158,6 +158,9 @@ def test_traditional_chinese_and_a_million_characters_refused() -> None:
     assert not at.exception
     data = long_map(at)
     assert data["strings"]["hover_pooled"] == t("long_hover_mass", "zh-TW")
+    scale, unit = t("scale_relative", "zh-TW"), t("scale_bar_relative", "zh-TW")
+    assert data["strings"]["bar"] == t("long_scale_bar", "zh-TW", scale=scale, unit=unit)
+    assert data["strings"]["pick"] == t("long_head_pick", "zh-TW")
     assert t("long_reduce_caption_mass", "zh-TW") in [c.value for c in at.caption]
     big = run_app({"tokenizer": "char"})
     big.session_state["text"] = "字" * 1_000_000  # typed (a link cannot carry it)
