@@ -17,9 +17,10 @@ a pooled block of rows × keys (`attention_core.longmap.Tile`); its relative val
             colour, as masked cells on the short heatmaps.
 
 A cell of an untrained head is near 1 (white) whatever its pooling, and a cell exactly 1 is
-attended exactly evenly. The browser (ui/longchart.js) computes exact, "mass" and "mean"
-cells itself from the cell's value and `even_mass` (the same closed form); "max" cells need
-the weights, so the tile route sends them (`relative_values`).
+attended exactly evenly. The browser (ui/longchart_colours.js) computes a cell's relative
+value from the cell itself (`relative_cells`: its value and `even_mass`, the same closed
+form), except a "max" cell of a causal map, whose rows' even shares differ: its weights are
+needed, so the tile route sends those cells (`sends_relative`, `relative_values`).
 
 Shape legend: n tokens, R × C pooled cells.
 """
@@ -68,7 +69,7 @@ def even_mass(n: int, causal: bool, row_edges: np.ndarray, col_edges: np.ndarray
 def relative_values(m: AttentionMap, tile: Tile) -> np.ndarray:
     """(R, C) float32: `tile`'s cells relative to the even share (see the module docstring),
     NaN where the cell has no visible key. `tile` must be a tile of `m`."""
-    if tile.exact or tile.reduce != "max":
+    if tile.exact or tile.reduce != "max" or not m.causal:
         return relative_cells(tile, m.n, causal=m.causal)
     even = even_mass(m.n, m.causal, tile.row_edges, tile.col_edges)  # (R, C)
     keys = row_keys(m.n, m.causal)  # (n,)
@@ -78,11 +79,14 @@ def relative_values(m: AttentionMap, tile: Tile) -> np.ndarray:
 
 
 def relative_cells(tile: Tile, n: int, *, causal: bool) -> np.ndarray:
-    """(R, C) float32: an exact, "mass" or "mean" tile's cells relative to the even share of
-    a map of n tokens (causal or not), from the tile alone: Σ_cell w / Σ_cell e, with Σ_cell w
-    the cell's value times its size (what ui/longchart_colours.js computes)."""
+    """(R, C) float32: `tile`'s cells relative to the even share of a map of n tokens, from
+    the tile alone (what ui/longchart_colours.js computes): Σ_cell w / Σ_cell e, with Σ_cell w
+    the cell's value times its size; a "max" cell of a map without a mask: n × its value (every
+    row's even share is 1/n). A causal map's "max" cells need the weights: ValueError."""
     if tile.reduce == "max" and not tile.exact:
-        raise ValueError("a 'max' cell's relative value needs the weights: relative_values")
+        if causal:
+            raise ValueError("a causal 'max' cell's relative value needs the weights")
+        return (tile.values * np.float32(n)).astype(np.float32)
     even = even_mass(n, causal, tile.row_edges, tile.col_edges)  # (R, C)
     rows = np.diff(tile.row_edges).astype(np.float64)[:, None]  # (R, 1)
     cols = np.diff(tile.col_edges).astype(np.float64)[None, :]  # (1, C)
@@ -92,10 +96,10 @@ def relative_cells(tile: Tile, n: int, *, causal: bool) -> np.ndarray:
     return out.astype(np.float32)
 
 
-def sends_relative(reduce: str, scale: str) -> bool:
-    """Whether a tile's relative values travel with it (ui/tiles): "max" cells under the
-    relative scale; the browser computes the others from the values (`even_mass`)."""
-    return scale == "relative" and reduce == "max"
+def sends_relative(reduce: str, scale: str, *, causal: bool) -> bool:
+    """Whether a pooled tile's relative values travel with it (ui/tiles): a causal map's "max"
+    cells under the relative scale; the browser computes the others (`relative_cells`)."""
+    return scale == "relative" and reduce == "max" and causal
 
 
 def colour_key(kind: str) -> dict[str, object]:

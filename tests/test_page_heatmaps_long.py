@@ -94,7 +94,7 @@ def test_4096_tokens_overview_and_an_exact_zoom_equal_to_the_model(monkeypatch) 
 
 
 def test_colour_scales_and_relative_max_cells_from_the_server() -> None:
-    at = run_app({**LONG, "embed_dim": "16", "num_heads": "2", "scale": "absolute"})
+    at = run_app({**LONG, "embed_dim": "16", "num_heads": "2", "scale": "absolute", "causal": "1"})
     assert not at.exception
     data = long_map(at)
     n = MAX_LONG_TOKENS
@@ -107,9 +107,9 @@ def test_colour_scales_and_relative_max_cells_from_the_server() -> None:
     at.segmented_control(key="long_reduce").set_value("max").run()
     assert at.query_params["scale"] == "relative"
     data = long_map(at)
-    assert data["scale"]["kind"] == "relative" and data["causal"] is False
+    assert data["scale"]["kind"] == "relative" and data["causal"] is True
     layer = tiles.store().get(data["map"])[0]
-    for head, sent in enumerate(data["overview"]):  # max cells carry their relative values
+    for head, sent in enumerate(data["overview"]):  # causal max cells: their relative values
         tile = layer.overview(head, size=overview_size(2 * 2), reduce="max")
         assert sent["shape"] == list(tile.values.shape)
         np.testing.assert_allclose(values(sent, "relative"), relative_values(layer, tile))
@@ -180,6 +180,7 @@ def test_reduce_changes_what_a_pixel_says(reduce: str) -> None:
     data = long_map(at)
     assert data["reduce"] == reduce and data["overview"][0]["reduce"] == reduce
     assert data["strings"]["hover_pooled"] == t(f"long_hover_{reduce}", "en")
+    assert "relative" not in data["overview"][0]  # no mask: the browser computes every cell
 
 
 def test_widest_model_at_4096_tokens_stays_within_the_payload(monkeypatch) -> None:

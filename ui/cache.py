@@ -232,7 +232,7 @@ def _overview(analysis: LongAnalysis, reduce: str, relative: bool) -> str:
     from ui.longchart import overview_json
     from ui.tiles import tile_payload
 
-    # relative "max" cells travel beside the values: half the cells a head, the same bytes
+    # relative causal "max" cells travel beside the values: half the cells, the same bytes
     size = overview_size(analysis.num_heads * (2 if relative else 1))
     layer = analysis.maps[0]
     tiles = [layer.overview(h, size=size, reduce=reduce) for h in range(analysis.num_heads)]
@@ -244,10 +244,12 @@ def _overview(analysis: LongAnalysis, reduce: str, relative: bool) -> str:
 def long_overview(model: ModelSettings, reduce: str, scale: str = "absolute") -> str:
     """Every head's pooled overview of `long_view(model)`, as the long map's JSON: ~50-100 ms
     a head at 4 096 tokens, so once per text and reduce, not on every rerun. Under the
-    relative `scale`, "max" cells carry their relative values (longscale.sends_relative)."""
+    relative `scale`, a causal map's "max" cells carry their relative values
+    (longscale.sends_relative)."""
     from attention_core.longscale import sends_relative
 
-    return _long_overview(model, reduce, sends_relative(reduce, scale))
+    causal = long_view(model)[0].maps[0].causal
+    return _long_overview(model, reduce, sends_relative(reduce, scale, causal=causal))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)  # ≤ 5.6 MB of JSON (LONG_OVERVIEW_CELLS)

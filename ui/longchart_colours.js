@@ -30,14 +30,20 @@ function decodeF32(text) {
   return new Float32Array(bytes.buffer); // (R × C) row-major, little-endian
 }
 
-// (R × C) the tile's cells relative to an even share (longscale.relative_values): sent by
-// the server for pooled "max" cells, computed here for the others; NaN: no visible key.
+// (R × C) the tile's cells relative to an even share (longscale.relative_cells): sent by
+// the server for a causal map's pooled "max" cells, computed here for the others; NaN: no
+// visible key.
 function relativeOf(tile, d) {
   if (tile.__rel) return tile.__rel;
   if (tile.relative) return (tile.__rel = decodeF32(tile.relative));
   const v = decode(tile);
   const [R, C] = tile.shape;
   const out = new Float32Array(R * C);
+  if (tile.reduce === "max" && !tile.exact) {
+    // no mask: every row's even share is 1/n (a causal map's come from the server)
+    for (let i = 0; i < R * C; i++) out[i] = v[i] * d.n;
+    return (tile.__rel = out);
+  }
   const perCell = tile.reduce === "mean" && !tile.exact; // a mean divides by the columns too
   for (let i = 0; i < R; i++) {
     const [a, b] = [tile.rows[i], tile.rows[i + 1]];

@@ -16,8 +16,8 @@ id → 404 {"error": "gone"} (the page builds the map again on its next run), ba
 
 The answer (`tile_payload`): values as base64 little-endian float32 (R × C, row-major), the
 row and column edges (tokens where each cell starts, then the end), block, reduce, exact;
-with `scale=relative`, pooled "max" cells also carry their values relative to an even share
-(`relative`, attention_core.longscale: the browser computes the other cells' itself).
+with `scale=relative`, a causal map's pooled "max" cells also carry their values relative to
+an even share (`relative`, attention_core.longscale: the browser computes the others).
 torch and the store load on the first tile or publish, not when the server starts.
 """
 
@@ -138,8 +138,9 @@ def answer(query: str) -> tuple[int, dict[str, Any]]:
     if tile is None:
         return 404, {"error": "outside"}
     relative = None
-    if not tile.exact and sends_relative(reduce, params.get("scale", "")):
-        relative = relative_values(maps[numbers["layer"]], tile)
+    layer = maps[numbers["layer"]]
+    if not tile.exact and sends_relative(reduce, params.get("scale", ""), causal=layer.causal):
+        relative = relative_values(layer, tile)
     return 200, {**tile_payload(tile, relative), "layer": numbers["layer"]}
 
 

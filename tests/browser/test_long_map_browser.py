@@ -267,35 +267,42 @@ def test_phone_shows_one_head_at_a_time(app_server: str, browser: Browser) -> No
 
 
 def test_the_browsers_relative_colours_equal_the_librarys(browser: Browser) -> None:
-    """ui/longchart_colours.js's closed form, run in Chromium on tiles of a causal map (the
-    page tests above draw an unmasked one), against attention_core.longscale."""
+    """ui/longchart_colours.js's relative values, run in Chromium on tiles of a causal map
+    and of one without a mask, against attention_core.longscale."""
     from ui.tiles import tile_payload
 
     H, n = 1, 300
     rng = np.random.default_rng(4)
     q, k = (rng.normal(0, 2, size=(H, n, 8)).astype(np.float32) for _ in range(2))
-    m = AttentionMap.from_qk(q, k, causal=True)
-    tiles = [
-        m.overview(0, size=32, reduce=reduce) for reduce in ("mass", "mean")
-    ] + [m.region(0, slice(37, 201), slice(5, 290), size=40, reduce="mass"),
-         m.region(0, slice(100, 140), slice(90, 150), size=64)]  # fmt: skip
+    maps = [AttentionMap.from_qk(q, k, causal=causal) for causal in (True, False)]
+    cases = [
+        (m, tile)
+        for m in maps
+        for tile in [
+            *(m.overview(0, size=32, reduce=reduce) for reduce in ("mass", "mean", "max")),
+            m.region(0, slice(37, 201), slice(5, 290), size=40, reduce="mass"),
+            m.region(0, slice(100, 140), slice(90, 150), size=64),  # exact
+        ]
+        if not (m.causal and tile.reduce == "max" and not tile.exact)  # the server's
+    ]
     colours = (ROOT / "ui" / "longchart_colours.js").read_text(encoding="utf-8")
     context = new_context(browser)
     try:
         blank = context.new_page()
         got = blank.evaluate(
-            """([source, tiles, n]) => {
+            """([source, cases, n]) => {
                  const lib = new Function(source + `
                    function decode(tile) { return decodeF32(tile.values); }
                    return relativeOf;`)();
-                 const d = {n: n, causal: true};
-                 return tiles.map((t) => Array.from(lib(t, d), (v) => isNaN(v) ? null : v));
+                 return cases.map(([tile, causal]) => Array.from(
+                   lib(tile, {n: n, causal: causal}), (v) => isNaN(v) ? null : v));
                }""",
-            [colours, [tile_payload(t) for t in tiles], n],
+            [colours, [[tile_payload(t), m.causal] for m, t in cases], n],
         )
     finally:
         context.close()
-    for tile, drawn in zip(tiles, got, strict=True):
+    assert len(got) == 9
+    for (m, tile), drawn in zip(cases, got, strict=True):
         want = relative_values(m, tile).ravel()
         assert [v is None for v in drawn] == list(np.isnan(want))
         np.testing.assert_allclose(np.asarray(drawn, dtype=float), want, rtol=1e-5, equal_nan=True)
