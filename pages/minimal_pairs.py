@@ -17,7 +17,7 @@ from attention_core.lens import row_change
 from ui.cache import pretrained_result
 from ui.charts import show_chart
 from ui.common import choose, entry_guard, md_escape, seeded, tr
-from ui.models import MODEL_STATE, model_label, model_or_stop, unknown_warning
+from ui.models import MODEL_STATE, cut_warning, model_label, model_or_stop, unknown_warning
 
 state = st.session_state
 EXAMPLE_A = "The animal didn't cross the street because it was too tired."
@@ -47,8 +47,7 @@ with st.spinner(tr("pretrained_running")):
     a = pretrained_result(name, text_a)
     b = pretrained_result(name, text_b)
 for result, text, side in ((a, text_a, "a"), (b, text_b, "b")):
-    if result.truncated:
-        st.warning(tr("pretrained_truncated", n=len(result.tokens)))
+    cut_warning(name, result)
     unknown_warning(model, result, text, key=f"pairs_to_reader_{side}")
 if a.tokens == b.tokens and text_a != text_b:  # e.g. 累 and 軟 both [UNK]: one input twice
     st.info(tr("pairs_same_input", unk=md_escape(model.tokenizer.unk_token or "[UNK]")))

@@ -186,7 +186,7 @@ function fetchTile(Plotly, root, plot, d, rows, cols) {
   const seq = (plot.__seq = (plot.__seq || 0) + 1);
   const started = performance.now();
   const query = new URLSearchParams({
-    map: d.map, layer: 0, head: plot.__headIndex, r0, r1, c0, c1, size: d.size, reduce: d.reduce,
+    map: d.map, layer: d.layer || 0, head: plot.__headIndex, r0, r1, c0, c1, size: d.size, reduce: d.reduce,
   });
   return fetch(d.url + "?" + query)
     .then((r) => r.json().then((body) => ({ ok: r.ok, body })))

@@ -41,6 +41,7 @@ _chart = st.components.v2.component(LONG_CHART_COMPONENT, js=_JS, isolate_styles
 def show_long_map(
     *,
     map_id: str,
+    layer: int = 0,
     overview_json: str,
     labels: list[str],
     reduce: str,
@@ -48,12 +49,14 @@ def show_long_map(
     focus_key: str,
     key: str = "long_map",
 ) -> None:
-    """Draw the long map of `map_id` (published in ui/tiles' store) from its heads'
+    """Draw layer `layer` of the long map `map_id` (published in ui/tiles' store) from its heads'
     overview tiles (`overview_json`: a JSON list of `tiles.tile_payload`s, head by head).
     `focus`: a row every head jumps to, once per new `focus_key`."""
     data: dict[str, Any] = {
-        "key": f"{map_id}:{reduce}:{lang()}",  # a new map, reduce or language: drawn afresh
+        # a new map, layer, reduce or language: drawn afresh
+        "key": f"{map_id}:{layer}:{reduce}:{lang()}",
         "map": map_id,
+        "layer": int(layer),
         "url": tile_url(),
         "overview": overview_json,
         "n": len(labels),

@@ -43,6 +43,7 @@ from attention_core.longmap import AttentionMap
 from attention_core.pretrained.forward import _encode, _stack
 from attention_core.pretrained.load import LoadedModel
 from attention_core.pretrained.run import cut_reason
+from attention_core.tokenize import Token
 
 if TYPE_CHECKING:
     import torch
@@ -61,6 +62,7 @@ class PretrainedLong:
     """A long text through a pretrained model: its tokens and one map per layer."""
 
     model: str  # the LoadedModel's name
+    text: str  # the text read (cut at MAX_TEXT_CHARS): offsets index it
     tokens: list[str]
     offsets: list[tuple[int, int]]  # character span of each token; (0, 0) if none
     special: list[bool]
@@ -76,8 +78,27 @@ class PretrainedLong:
         return len(self.tokens)
 
     @property
+    def num_heads(self) -> int:
+        return self.maps[0].num_heads
+
+    @property
     def nbytes(self) -> int:
         return sum(m.nbytes for m in self.maps)
+
+    @property
+    def spans(self) -> list[Token]:
+        """The tokens as `tokenize.Token`s over `text` (what longrun's find_rows and
+        block_starts read): the model's token as the piece; a special token (or one without an
+        offset) an empty span where the previous token ended, so spans never go backwards."""
+        out: list[Token] = []
+        end = 0
+        for piece, (a, b), special in zip(self.tokens, self.offsets, self.special, strict=True):
+            if special or b <= a or a < end:
+                out.append(Token("", end, end, piece=piece, special=special))
+                continue
+            out.append(Token(self.text[a:b], a, b, piece=piece))
+            end = b
+        return out
 
 
 def run_model_long(
@@ -115,6 +136,7 @@ def run_model_long(
     n = len(ids)
     return PretrainedLong(
         model=loaded.name,
+        text=cut,
         tokens=list(loaded.tokenizer.convert_ids_to_tokens(ids)),
         offsets=[(int(a), int(b)) for a, b in enc.get("offset_mapping", [(0, 0)] * n)],
         special=[bool(s) for s in enc.get("special_tokens_mask", [0] * n)],
