@@ -279,6 +279,7 @@ export default function (component) {
           plot.className = "studio-long-head";
           plot.__head = fill(d.strings.head, { i: h });
           plot.__headIndex = h;
+          plot.__layer = d.layer || 0;
           plot.__side = side;
           plot.__overview = tile;
           grid.appendChild(plot);
