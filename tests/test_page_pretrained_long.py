@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_helpers import chart, decode, long_map
+from apptest_helpers import chart, decode, long_map, weights_of
 from availability import needs_minilm
 from helpers_teaching import open_page
 
@@ -137,3 +137,45 @@ def test_a_model_whose_window_is_shorter_than_the_text_is_refused(tmp_path: Path
     assert "sliding window" in at.error[0].value and "256" in at.error[0].value
     drawn = [e.proto.component_name for e in at.get("bidi_component")]
     assert LONG_CHART_COMPONENT not in drawn  # no map drawn
+
+
+# --- the Lens page on the same text -----------------------------------------------------
+
+
+def lens(folder: str, **state: object):
+    params = {"text": TEXT, "lang": "en"}
+    at = open_page("lens", params, {"_pretrained_model_name": folder, **state})
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_lens_shows_where_a_llamas_attention_pools_at_4096_tokens(llama) -> None:
+    at = lens(llama, lens_long_layer=1)
+    assert not at.error
+    own = own_attentions(llama)  # (L, H, n, n)
+    received = chart(at, "lens_long_received")["data"]
+    assert len(received) == 4
+    for h, trace in enumerate(received):  # each key's weight, averaged over the queries
+        np.testing.assert_allclose(decode(trace["y"]), own[1, h].mean(axis=0), atol=1e-6)
+    sinks = chart(at, "lens_long_sinks")["data"][0]  # share on the first token, (L, H)
+    np.testing.assert_allclose(weights_of(sinks), own[..., 0].mean(axis=-1), atol=1e-6)
+    assert any("Flow" not in c.value and "max-flow" in c.value for c in at.caption)
+
+
+def test_the_lens_rolls_out_a_llamas_last_token_through_every_layer(llama) -> None:
+    at = lens(llama, lens_long_view="rollout")
+    own = own_attentions(llama).astype(np.float64)
+    # rollout written out for one row: v ← v·(0.5·I + 0.5·mean_h A_l), last layer first
+    v = np.zeros(4096)
+    v[4095] = 1.0
+    for layer in reversed(range(own.shape[0])):
+        v = 0.5 * v + 0.5 * (v @ own[layer].mean(axis=0))
+    rolled, last = chart(at, "lens_long_rollout")["data"]
+    np.testing.assert_allclose(decode(rolled["y"]), v, atol=1e-6)
+    np.testing.assert_allclose(decode(last["y"]), own[-1, :, 4095].mean(axis=0), atol=1e-6)
+    (table,) = [d.value for d in at.dataframe]
+    assert len(table) == 10 and table.iloc[0, 1] == pytest.approx(v.max(), abs=1e-6)
+    at.number_input(key="lens_long_row").set_value(10).run()
+    assert not at.exception
+    at.radio(key="lang").set_value("zh-TW").run()  # and in Chinese, mid-session
+    assert not at.exception and "注意力展開" in chart(at, "lens_long_rollout")["data"][0]["name"]

@@ -29,6 +29,8 @@ __all__ = [
     "LongSubject",
     "long_blocks",
     "long_overview",
+    "long_rollout",
+    "long_sinks",
     "long_subject",
     "pretrained_token_count",
     "token_count",
@@ -151,3 +153,29 @@ def long_blocks(source: tuple, layer: int, kind: str) -> tuple[np.ndarray, list[
     amap = subject.maps[layer]
     heads = [block_aggregate(amap, h, starts) for h in range(subject.num_heads)]
     return np.stack(heads), starts  # (H, S, S)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)  # (L, H, n) float64: 0.3 MB at 4 096 × 8
+def long_sinks(source: tuple) -> tuple[dict[str, np.ndarray], dict[str, bool], np.ndarray]:
+    """`longlens.sink_mass` of `long_subject(source)`: mass per sink kind (L, H), which kinds
+    the text has, and every head's received attention (L, H, n)."""
+    from attention_core.longlens import sink_mass
+
+    subject = long_subject(source)
+    labels = [t.label for t in subject.tokens]
+    special = [t.special for t in subject.tokens]
+    return _on_worker(sink_mass, subject.maps, labels, special)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def long_rollout(source: tuple, row: int) -> tuple[np.ndarray, np.ndarray]:
+    """Query `row`'s rollout through every layer of `long_subject(source)` (n,), and its row in
+    the last layer, the heads' mean (n,)."""
+    from attention_core.longlens import rollout_row
+
+    subject = long_subject(source)
+    last = subject.maps[-1]
+    raw = sum(
+        last.exact(h, slice(row, row + 1), slice(0, subject.n))[0] for h in range(last.num_heads)
+    )
+    return _on_worker(rollout_row, subject.maps, row), raw / last.num_heads

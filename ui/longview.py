@@ -34,7 +34,14 @@ from ui.tiles import publish, store
 if TYPE_CHECKING:  # transformers loads with the model, not with the page
     from attention_core.pretrained import LoadedModel
 
-__all__ = ["is_long", "is_long_pretrained", "show_long", "show_long_pretrained"]
+__all__ = [
+    "is_long",
+    "is_long_pretrained",
+    "long_cut_warning",
+    "show_long",
+    "show_long_pretrained",
+    "subject_or_message",
+]
 
 VIEWS = ("map", "sentence", "paragraph")  # the map, or longrun.BLOCKS aggregated
 REDUCES = ("mass", "max", "mean")  # longmap.REDUCES, the share first: rows sum to 1
@@ -67,7 +74,7 @@ def is_long_pretrained(name: str, model: LoadedModel, text: str) -> bool:
 
 def show_long(settings: Settings) -> None:
     """The landing page's long view of `settings`' text (its first MAX_LONG_TOKENS tokens)."""
-    subject = _subject_or_message(("module", settings.model))
+    subject = subject_or_message(("module", settings.model))
     if subject is not None:
         _show(subject, ("module", settings.model), prefix="long", model=None)
 
@@ -75,12 +82,12 @@ def show_long(settings: Settings) -> None:
 def show_long_pretrained(name: str, label: str, text: str) -> None:
     """The pretrained page's long view of `text` through the model `name` (shown as
     `label`): its first tokens up to the model's context, every layer."""
-    subject = _subject_or_message(("pretrained", name, text))
+    subject = subject_or_message(("pretrained", name, text))
     if subject is not None:
         _show(subject, ("pretrained", name, text), prefix="pretrained_long", model=label)
 
 
-def _subject_or_message(source: tuple) -> LongSubject | None:
+def subject_or_message(source: tuple) -> LongSubject | None:
     """The long subject of `source`, or None after a message (a refusal says why)."""
     from attention_core.pretrained import LongRefused
 
@@ -99,7 +106,7 @@ def _subject_or_message(source: tuple) -> LongSubject | None:
     return subject
 
 
-def _cut_warning(subject: LongSubject, model: str | None) -> None:
+def long_cut_warning(subject: LongSubject, model: str | None) -> None:
     """Which bound cut the text, in words."""
     if subject.cut_by == "characters":
         st.warning(tr("text_cut", limit=MAX_TEXT_CHARS))
@@ -118,7 +125,7 @@ def _cut_warning(subject: LongSubject, model: str | None) -> None:
 
 def _show(subject: LongSubject, source: tuple, *, prefix: str, model: str | None) -> None:
     """The long view: which bound cut the text, the map or the blocks, for one layer."""
-    _cut_warning(subject, model)
+    long_cut_warning(subject, model)
     n, heads, layers = subject.n, subject.num_heads, len(subject.maps)
     st.subheader(tr("tokens_header", n=n))
     st.caption(
