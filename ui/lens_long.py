@@ -115,7 +115,8 @@ def _rollout(subject: LongSubject, source: tuple) -> None:
     rolled, raw = long_rollout(source, row)  # (n,) each
     st.caption(tr("lens_long_rollout_caption", row=row, token=md_escape(labels[row])))
     series = {tr("lens_long_rollout_name"): rolled, tr("lens_long_last_name"): raw}
-    figure = plot_positions(series, labels, y_title=tr("lens_weight"), log=True)
+    last = row if subject.maps[0].causal else None  # a causal row reaches no later token
+    figure = plot_positions(series, labels, y_title=tr("lens_weight"), log=True, last=last)
     show_chart(figure, key="lens_long_rollout", filename="lens-long-rollout")
     st.dataframe(
         {

@@ -28,10 +28,12 @@ def plot_positions(
     hover: str = "%{customdata} · %{y:.4f}",
     height: int = 320,
     log: bool = False,
+    last: int | None = None,
 ) -> go.Figure:
     """Each named series (n,) as a line over the positions 0..n−1; `labels` (n) name the
     tokens in the hover (escaped: a token is text, never markup); `log`: a log y axis, where
-    a long text's small values (1/n) and its sinks (near 1) both show."""
+    a long text's small values (1/n) and its sinks (near 1) both show; `last`: the x axis
+    opens on positions 0..last (a causal row sees no later token), the rest a pan away."""
     names = list(series)
     values = [np.asarray(series[name], dtype=np.float64) for name in names]
     n = len(labels)
@@ -58,7 +60,8 @@ def plot_positions(
         font=FONT,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"},
-        xaxis={"title": None, "rangemode": "tozero"},
+        xaxis={"title": None, "rangemode": "tozero"}
+        | ({} if last is None else {"range": [-0.5, max(1, last) + 0.5]}),
         yaxis={"title": literal(y_title), "type": "log" if log else "linear"},
         hovermode="closest",
     )

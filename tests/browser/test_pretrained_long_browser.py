@@ -14,7 +14,7 @@ from attention_core.limits import EXACT
 
 from .checks import assert_no_exception, screenshot
 from .chromium import new_context
-from .waits import expect_rerun, open_page
+from .waits import expect_rerun, open_page, plotly_traces, wait_for_charts
 from .widgets import pick_option, set_language
 
 pytestmark = pytest.mark.browser
@@ -153,3 +153,38 @@ def test_a_phone_reads_a_llamas_long_map(
         screenshot(phone, "pretrained-long-phone")
     finally:
         context.close()
+
+
+def test_the_lens_on_a_llamas_4096_tokens(
+    app_server: str, page: Page, llama: tuple[str, np.ndarray]
+) -> None:
+    """From the pretrained page to the Lens, as a user goes: where attention pools (its lines
+    equal to the model's received attention), then one token's rollout."""
+    folder, own = llama
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    open_page(page, app_server, "pretrained", params={"text": TEXT, "lang": "en"})
+    _use_model(page, folder)
+    _painted(page, layer=0)
+    with expect_rerun(page):
+        page.get_by_role("link", name="Attention lens").click()
+    assert wait_for_charts(page) == 2  # the received lines and the sinks grid
+    lines = plotly_traces(page, 0)
+    assert [t["name"] for t in lines] == [f"head {h}" for h in range(4)]
+    np.testing.assert_allclose(lines[3]["y"], own[0, 3].mean(axis=0), atol=1e-6)
+    assert_no_exception(page)
+    screenshot(page, "lens-long-received")
+    with expect_rerun(page):
+        page.get_by_role("radio", name="Rollout of one token").click()
+    assert wait_for_charts(page) == 1
+    rolled = plotly_traces(page, 0)[0]["y"]
+    assert len(rolled) == 4096 and abs(sum(rolled) - 1) < 1e-4
+    box = page.get_by_role("spinbutton", name="Query token (row)")
+    box.fill("10")
+    with expect_rerun(page):
+        box.press("Enter")
+    wait_for_charts(page)
+    rolled = plotly_traces(page, 0)[0]["y"]
+    assert all(v == 0 for v in rolled[11:])  # a causal row 10 reaches no later token
+    _no_sideways_scroll(page)
+    assert_no_exception(page)
+    screenshot(page, "lens-long-rollout")
