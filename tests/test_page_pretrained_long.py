@@ -19,7 +19,7 @@ from availability import needs_minilm
 from helpers_teaching import open_page
 
 from attention_core.i18n import t
-from attention_core.limits import EXACT, MAX_LONG_TOKENS
+from attention_core.limits import EXACT, MAX_INPUT_CHARS, MAX_LONG_TOKENS
 from ui import tiles
 from ui.longchart import LONG_CHART_COMPONENT
 
@@ -179,3 +179,28 @@ def test_the_lens_rolls_out_a_llamas_last_token_through_every_layer(llama) -> No
     assert not at.exception
     at.radio(key="lang").set_value("zh-TW").run()  # and in Chinese, mid-session
     assert not at.exception and "注意力展開" in chart(at, "lens_long_rollout")["data"][0]["name"]
+
+
+@pytest.mark.parametrize("where", ["pretrained", "lens"])
+def test_a_million_characters_are_refused_before_tokenizing(llama, where: str, monkeypatch) -> None:
+    at = page(llama) if where == "pretrained" else lens(llama)
+    at.session_state["text"] = "字" * 1_000_000  # typed (a link cannot carry it)
+    from ui.cache import loaded_model
+
+    tokenizer_class = type(loaded_model(llama).tokenizer)
+    calls: list[int] = []
+    original = tokenizer_class.__call__
+
+    def counting(self, text, *args, **kwargs):
+        calls.append(len(text) if isinstance(text, str) else -1)
+        return original(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(tokenizer_class, "__call__", counting)
+    at.run()
+    assert not at.exception
+    assert not [c for c in calls if c > 1000]  # the text was never tokenized
+    assert [e.value for e in at.error] == [
+        t("text_refused", "en", n=1_000_000, limit=MAX_INPUT_CHARS)
+    ]
+    drawn = [e.proto.component_name for e in at.get("bidi_component")]
+    assert LONG_CHART_COMPONENT not in drawn

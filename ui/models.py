@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from attention_core.limits import MAX_TEXT_CHARS
+from attention_core.limits import MAX_INPUT_CHARS, MAX_TEXT_CHARS
 from attention_core.resources import minilm_dir
 from ui.cache import loaded_model, pretrained_result
 from ui.common import md_escape, tr
@@ -55,6 +55,9 @@ def result_or_stop(name: str, text: str, generate: int | None = None) -> Pretrai
     `generate`: tokens a decoder writes after it (see attention_core.pretrained.run_model)."""
     if not text.strip():
         st.info(tr("empty_text"))
+        st.stop()
+    if len(text) > MAX_INPUT_CHARS:  # refused before anything is cut or tokenized
+        st.error(tr("text_refused", n=len(text), limit=MAX_INPUT_CHARS))
         st.stop()
     model_or_stop(name)
     try:
