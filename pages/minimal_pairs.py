@@ -14,6 +14,7 @@ from attention_core.compare import pretrained_labels
 from attention_core.figures.compare import plot_difference
 from attention_core.figures.lens import plot_effect_grid, plot_row_pair
 from attention_core.lens import row_change
+from attention_core.limits import MAX_INPUT_CHARS
 from ui.cache import pretrained_result
 from ui.charts import show_chart
 from ui.common import choose, entry_guard, md_escape, seeded, tr
@@ -40,6 +41,9 @@ text_b = right.text_input(
 )
 if not text_a.strip() or not text_b.strip():
     st.info(tr("pairs_empty"))
+    st.stop()
+if max(len(text_a), len(text_b)) > MAX_INPUT_CHARS:  # refused before anything is tokenized
+    st.error(tr("text_refused", n=max(len(text_a), len(text_b)), limit=MAX_INPUT_CHARS))
     st.stop()
 model = model_or_stop(name)
 st.caption(md_escape(model_label(name)))

@@ -149,6 +149,12 @@ def lens(folder: str, **state: object):
     return at
 
 
+def pairs(folder: str):
+    at = open_page("minimal_pairs", {"lang": "en"}, {"_pretrained_model_name": folder})
+    assert not at.exception, at.exception
+    return at
+
+
 def test_the_lens_shows_where_a_llamas_attention_pools_at_4096_tokens(llama) -> None:
     at = lens(llama, lens_long_layer=1)
     assert not at.error
@@ -181,10 +187,11 @@ def test_the_lens_rolls_out_a_llamas_last_token_through_every_layer(llama) -> No
     assert not at.exception and "注意力展開" in chart(at, "lens_long_rollout")["data"][0]["name"]
 
 
-@pytest.mark.parametrize("where", ["pretrained", "lens"])
+@pytest.mark.parametrize("where", ["pretrained", "lens", "minimal_pairs"])
 def test_a_million_characters_are_refused_before_tokenizing(llama, where: str, monkeypatch) -> None:
-    at = page(llama) if where == "pretrained" else lens(llama)
-    at.session_state["text"] = "字" * 1_000_000  # typed (a link cannot carry it)
+    at = {"pretrained": page, "lens": lens}.get(where, pairs)(llama)
+    field = "pairs_a" if where == "minimal_pairs" else "text"
+    at.session_state[field] = "字" * 1_000_000  # typed (a link cannot carry it)
     from ui.cache import loaded_model
 
     tokenizer_class = type(loaded_model(llama).tokenizer)
