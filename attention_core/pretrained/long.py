@@ -20,9 +20,11 @@ A map is only shown when it is the model's own numbers:
 Refusals are `LongRefused` (a ValueError) with the reason in words.
 
 Memory, for a model of L layers × H heads of size D: the maps keep 8·H·n·(D + 1) bytes a
-layer (17 MB at 4 096 tokens × 8 heads × D = 64); the model's own eager forward computes each
-layer's H·n² scores and frees them before the next layer (536 MB at 4 096 × 8 heads, once,
-transiently); nothing else holds n² floats.
+layer (17 MB at 4 096 tokens × 8 heads × D = 64). The forward pass runs a twin of the model
+(`_twin`: the same weights, shared, with torch's fused SDPA attention), so no layer's H·n²
+scores are ever held: an eager pass held them up to three times over (1.6 GB at 4 096 tokens
+× 8 heads) and took twice as long. Only the check of the first CHECK_TOKENS tokens runs the
+eager model itself. Nothing holds n² floats of a head.
 
 Which bound cut a text is named (`cut_by`): "characters" (MAX_TEXT_CHARS), "model" (its
 own context, `LoadedModel.max_length`) or "max_tokens" (the caller's bound, MAX_LONG_TOKENS
@@ -33,6 +35,9 @@ Shape legend: L layers, H heads, KV key/value heads, n tokens, D head size, C mo
 
 from __future__ import annotations
 
+import copy
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -163,7 +168,8 @@ def _maps(
 
     from attention_core.lens.model_parts import _hooks, _layers, _this_thread_only
 
-    layers = _layers(loaded.model)
+    model = _twin(loaded)
+    layers = _layers(model)
     built: dict[int, tuple[AttentionMap, bool]] = {}
 
     def build(index: int) -> Any:
@@ -177,7 +183,7 @@ def _maps(
         layer.module.register_forward_pre_hook(_this_thread_only(build(i)), with_kwargs=True)
         for i, layer in enumerate(layers)
     ]
-    base = getattr(loaded.model, "base_model", loaded.model)  # no LM head: n × vocab logits
+    base = getattr(model, "base_model", model)  # no LM head: n × vocab logits
     options = {"use_cache": False} if loaded.family == "decoder" else {}
     with _hooks(handles), torch.no_grad():
         base(**inputs, **options)
@@ -187,6 +193,30 @@ def _maps(
     return maps, built[0][1]
 
 
+_TWINS: weakref.WeakKeyDictionary[LoadedModel, Any] = weakref.WeakKeyDictionary()
+_TWINS_LOCK = threading.Lock()
+
+
+def _twin(loaded: LoadedModel) -> Any:
+    """The model again, sharing every weight and buffer (no copy of them), running torch's
+    fused SDPA attention: its forward pass never holds a layer's H·n² scores (eager holds them
+    two or three times over: scores, masked, softmax). The LoadedModel's own model stays
+    eager for everything else (its weights for run_model, the check of `_check_rebuilds`).
+    One twin per model, made on first use; the model itself where SDPA is not offered."""
+    with _TWINS_LOCK:
+        twin = _TWINS.get(loaded)
+        if twin is None:
+            model = loaded.model
+            shared = {id(t): t for t in (*model.parameters(), *model.buffers())}
+            try:
+                twin = copy.deepcopy(model, shared)  # the modules again; tensors shared
+                twin.set_attn_implementation("sdpa")
+            except Exception:  # an architecture without an SDPA path: the eager model
+                twin = model
+            _TWINS[loaded] = twin
+    return twin
+
+
 def _layer_map(part: Any, index: int, x: torch.Tensor, call: dict[str, Any]) -> tuple[Any, bool]:
     """One layer's map from its input x (n, C) and the model's keyword arguments."""
     from attention_core.lens.neuron import queries_keys
@@ -194,19 +224,19 @@ def _layer_map(part: Any, index: int, x: torch.Tensor, call: dict[str, Any]) -> 
     if getattr(part.module, "attn_logit_softcapping", None):
         raise LongRefused(f"layer {index} soft-caps its scores (tanh): not softmax(q·kᵀ·scale)")
     n = x.shape[0]
-    causal = _mask_kind(call.get("attention_mask"), n, index)
+    causal = _mask_kind(call.get("attention_mask"), n, index, part.module)
     q, k = queries_keys(part, x.float(), call)  # (H, n, D), (KV, n, D)
     k = k.repeat_interleave(part.num_heads // part.num_kv_heads, dim=0)  # (H, n, D): repeat_kv
     amap = AttentionMap.from_qk(q, k, causal=causal, scale=part.scaling, max_tokens=n)
     return amap, causal
 
 
-def _mask_kind(mask: object, n: int, index: int) -> bool:
+def _mask_kind(mask: object, n: int, index: int, module: Any) -> bool:
     """Whether a layer's mask is causal (True) or full (False); LongRefused otherwise."""
     import torch
 
-    if not isinstance(mask, torch.Tensor):
-        return False  # no mask passed: every key for every query
+    if not isinstance(mask, torch.Tensor):  # no mask: SDPA's own causal flag, or all keys
+        return bool(getattr(module, "is_causal", False))
     m = mask.detach().reshape(-1, *mask.shape[-2:])[0][-n:, -n:]  # (n | 1, n)
     if m.dtype == torch.bool:  # True = may attend
         allowed, bias = m, None
