@@ -6,6 +6,10 @@ from __future__ import annotations
 # lens. Longer inputs are truncated with a visible warning, except on the landing page, whose
 # untrained module shows up to MAX_LONG_TOKENS as a long map (attention_core.longrun).
 MAX_TOKENS = 512
+# Every weight of a model's run (`pretrained.run_model`), L·H·n² float32 at once: 2²⁸ = 1 GB.
+# MiniLM (6 × 12 heads) at 512 tokens holds 75 MB; a 32 × 32-head model reaches it at 512.
+# Above MAX_TOKENS a run that could pass it is refused; `run_model_long` keeps maps instead.
+MAX_DENSE_FLOATS = 1 << 28
 MAX_TEXT_CHARS = 20_000  # characters tokenized at most; the rest is cut before tokenizing
 # characters accepted at all: a longer text (a pasted book) is refused before anything is cut
 # or tokenized, with a message, rather than held in the session and silently cut to its start

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -118,16 +118,18 @@ class AttentionMap:
         scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
         if not (math.isfinite(scale) and scale > 0):
             raise ValueError(f"scale must be a finite number > 0, got {scale}")
+        lse = _fused_lse(qs, kt, causal=causal, scale=scale)  # (H, n), or None
         qs = qs * scale  # (H, n, D)
-        lse = torch.empty(H, n)
-        step = _rows_per_block(scratch, H, n)
-        for a in range(0, n, step):
-            b = min(n, a + step)
-            hi = b if causal else n  # a causal row b − 1 sees keys < b only
-            s = qs[:, a:b] @ kt[:, :hi].transpose(1, 2)  # (H, b − a, hi)
-            if causal:
-                _hide_future_(s, torch.arange(a, b), 0)
-            lse[:, a:b] = torch.logsumexp(s, dim=-1)  # (H, b − a)
+        if lse is None:
+            lse = torch.empty(H, n)
+            step = _rows_per_block(scratch, H, n)
+            for a in range(0, n, step):
+                b = min(n, a + step)
+                hi = b if causal else n  # a causal row b − 1 sees keys < b only
+                s = qs[:, a:b] @ kt[:, :hi].transpose(1, 2)  # (H, b − a, hi)
+                if causal:
+                    _hide_future_(s, torch.arange(a, b), 0)
+                lse[:, a:b] = torch.logsumexp(s, dim=-1)  # (H, b − a)
         qhat = torch.cat([qs, -lse[..., None]], dim=-1).contiguous()  # (H, n, D + 1)
         khat = torch.cat([kt, torch.ones(H, n, 1)], dim=-1).contiguous()  # (H, n, D + 1)
         return cls(H, n, bool(causal), int(scratch), _qhat=qhat, _khat=khat)
@@ -136,9 +138,7 @@ class AttentionMap:
     def from_weights(
         cls, weights: Tensor | np.ndarray, *, scratch: int = LONG_SCRATCH_FLOATS
     ) -> AttentionMap:
-        """A map over weights already computed, (H, n, n) or (n, n), copied as float32; causal
-        when every key after its query has weight exactly 0 (softmax gives 0 to masked keys
-        only), so that a row's even share is 1/(i + 1) (attention_core.longscale)."""
+        """A map over weights already computed, (H, n, n) or (n, n), copied as float32."""
         w = weights.detach().cpu().numpy() if isinstance(weights, Tensor) else weights
         w = np.array(w, dtype=np.float32)  # a copy: the caller's array may change later
         if w.ndim == 2:
@@ -147,8 +147,7 @@ class AttentionMap:
             raise ValueError(f"weights must have shape (H, n, n) or (n, n), got {w.shape}")
         if not np.isfinite(w).all() or (w < 0).any():
             raise ValueError("weights must be finite and >= 0 (softmax outputs)")
-        causal = w.shape[1] > 1 and not np.triu(w, 1).any()  # as figures.scales.causal_rows
-        return cls(w.shape[0], w.shape[1], causal, int(scratch), _w=torch.from_numpy(w))
+        return cls(w.shape[0], w.shape[1], False, int(scratch), _w=torch.from_numpy(w))
 
     @property
     def nbytes(self) -> int:
@@ -235,36 +234,24 @@ class AttentionMap:
         return Tile(head, values, row_edges, col_edges, block, reduce, block == 1)
 
     @torch.no_grad()
-    def row_blocks(
-        self, head: int, rows: tuple[int, int], cols: tuple[int, int]
-    ) -> Iterator[tuple[int, int, np.ndarray]]:
-        """`head`'s exact weights over rows × cols ((start, stop) each), `scratch` floats at a
-        time: yields (a, hi, w), w (b − a, hi − c0) float32 the weights of rows [a, b) on keys
-        [c0, hi): a causal block stops at key b (later keys are 0), one with no key is skipped."""
-        (r0, r1), (c0, c1) = rows, cols
-        step = _rows_per_block(self.scratch, 1, c1 - c0)
-        for a in range(r0, r1, step):
-            b = min(r1, a + step)
-            hi = min(c1, b) if self.causal else c1
-            if hi > c0:
-                yield a, hi, self._weights(slice(head, head + 1), slice(a, b), c0, hi)[0].numpy()
-
     def _pool(
-        self, head: int, row_edges: np.ndarray, col_edges: np.ndarray, reduce: str, row_scale=None
+        self, head: int, row_edges: np.ndarray, col_edges: np.ndarray, reduce: str
     ) -> np.ndarray:
         """`head`'s weights reduced over the cells [row_edges[a], row_edges[a + 1]) ×
         [col_edges[b], col_edges[b + 1]): (R, C) float64, streamed over row blocks. Cells may
-        span blocks: block partials are combined (added, or their max taken). `row_scale`
-        (n,) floats or None: each row's weights times its factor first (longscale)."""
-        c0, span = int(col_edges[0]), (int(col_edges[0]), int(col_edges[-1]))
+        span blocks: block partials are combined (added, or their max taken)."""
+        r0, r1, c0, c1 = (
+            int(e) for e in (row_edges[0], row_edges[-1], col_edges[0], col_edges[-1])
+        )
         acc = np.zeros((len(row_edges) - 1, len(col_edges) - 1))  # (R, C); weights ≥ 0
         ufunc = np.maximum if reduce == "max" else np.add
-        # one block of scaled weights, reused (a block holds ≤ max(scratch, a row) floats)
-        scaled = np.empty(0 if row_scale is None else max(self.scratch, self.n), np.float32)
-        for a, hi, w in self.row_blocks(head, (int(row_edges[0]), int(row_edges[-1])), span):
-            b = a + w.shape[0]  # w (b − a, hi − c0)
-            if row_scale is not None:
-                w = np.multiply(w, row_scale[a:b, None], out=scaled[: w.size].reshape(w.shape))
+        step = _rows_per_block(self.scratch, 1, c1 - c0)
+        for a in range(r0, r1, step):
+            b = min(r1, a + step)
+            hi = min(c1, b) if self.causal else c1  # causal: keys ≥ b are 0 for these rows
+            if hi <= c0:
+                continue
+            w = self._weights(slice(head, head + 1), slice(a, b), c0, hi)[0].numpy()  # (b−a, ·)
             cells = int(np.searchsorted(col_edges[:-1], hi))  # column cells starting before hi
             cols = ufunc.reduceat(w, col_edges[:cells] - c0, axis=1, dtype=np.float64)
             first = int(np.searchsorted(row_edges, a, side="right")) - 1  # the cell of row a
@@ -394,6 +381,20 @@ def _heads(x: Tensor | np.ndarray, name: str) -> Tensor:
     if not torch.isfinite(t).all():
         raise ValueError(f"{name} has NaN or infinite values")
     return t
+
+
+def _fused_lse(q: Tensor, k: Tensor, *, causal: bool, scale: float) -> Tensor | None:
+    """Each row's log-sum-exp of q·kᵀ·scale, (H, n), from torch's fused CPU flash-attention
+    kernel (it keeps its softmax statistics): at 4 096 tokens × 8 heads × D = 64 0.16 s against
+    the block loop's 0.30 s (causal, one core), equal within 1e-6. None without the kernel."""
+    if q.shape[1] < 2:  # one position: the block loop's single score is as quick
+        return None
+    try:
+        kernel = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+        _, lse = kernel(q[None], k[None], k[None], 0.0, causal, scale=scale)[:2]  # (1, H, n)
+    except (AttributeError, RuntimeError, TypeError):
+        return None
+    return lse[0].to(torch.float32).contiguous() if torch.isfinite(lse).all() else None
 
 
 def _hide_future_(s: Tensor, rows: Tensor, c0: int) -> None:

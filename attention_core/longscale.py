@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from attention_core.figures.scales import colour_scale, colour_stops
+from attention_core.longblocks import row_blocks
 from attention_core.longmap import AttentionMap, Tile
 
 __all__ = [
@@ -71,11 +72,29 @@ def relative_values(m: AttentionMap, tile: Tile) -> np.ndarray:
     NaN where the cell has no visible key. `tile` must be a tile of `m`."""
     if tile.exact or tile.reduce != "max" or not m.causal:
         return relative_cells(tile, m.n, causal=m.causal)
-    even = even_mass(m.n, m.causal, tile.row_edges, tile.col_edges)  # (R, C)
-    keys = row_keys(m.n, m.causal)  # (n,)
-    out = m._pool(tile.head, tile.row_edges, tile.col_edges, "max", row_scale=keys)
-    out[even <= 0] = np.nan
+    out = _causal_max(m, tile)  # (R, C)
+    out[even_mass(m.n, m.causal, tile.row_edges, tile.col_edges) <= 0] = np.nan
     return out.astype(np.float32)
+
+
+def _causal_max(m: AttentionMap, tile: Tile) -> np.ndarray:
+    """(R, C) float64: max over each cell of w_ij · k_i, streamed over row blocks as the
+    map's own "max" pooling is: each row's maximum in each column cell, times the row's keys,
+    then the maximum over the cell's rows (cells spanning blocks combined by a maximum)."""
+    re, ce = tile.row_edges, tile.col_edges
+    keys = row_keys(m.n, m.causal)  # (n,)
+    out = np.zeros((len(re) - 1, len(ce) - 1))  # (R, C); weights ≥ 0
+    c0 = int(ce[0])
+    for a, hi, w in row_blocks(m, tile.head, (int(re[0]), int(re[-1])), (c0, int(ce[-1]))):
+        b = a + w.shape[0]  # w (b − a, hi − c0)
+        cells = int(np.searchsorted(ce[:-1], hi))  # column cells starting before hi
+        rowmax = np.maximum.reduceat(w, ce[:cells] - c0, axis=1) * keys[a:b, None]  # (b−a, ·)
+        first = int(np.searchsorted(re, a, side="right")) - 1  # the cell of row a
+        last = int(np.searchsorted(re, b - 1, side="right")) - 1
+        starts = np.concatenate([[a], re[first + 1 : last + 1]]) - a
+        view = out[first : last + 1, :cells]
+        np.maximum(view, np.maximum.reduceat(rowmax, starts, axis=0), out=view)
+    return out
 
 
 def relative_cells(tile: Tile, n: int, *, causal: bool) -> np.ndarray:

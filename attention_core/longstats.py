@@ -1,7 +1,7 @@
 """Per-head statistics of a long map (attention_core.longmap), streamed: what
 `attention_core.stats.head_stats` and `head_patterns` give for weights in hand, computed from
-an `AttentionMap` a block of rows at a time (`AttentionMap.row_blocks`, at most `scratch`
-floats of weights plus a few arrays of the same block), never a head's n × n weights at once.
+an `AttentionMap` a block of rows at a time (`attention_core.longblocks.row_blocks`, at most
+`scratch` floats of weights plus one scratch block), never a head's n × n weights at once.
 
 Every statistic is a sum over rows, or a maximum, so the blocks add up: row entropies
 (−Σ w log w, read as float32 and summed in float64, as head_stats does), each row's largest
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from attention_core.longblocks import row_blocks
 from attention_core.longmap import AttentionMap
 from attention_core.stats import HeadStats, patterns_of
 
@@ -57,7 +58,7 @@ def _head(m: AttentionMap, head: int) -> tuple[HeadStats, float, float]:
     # one scratch block reused for log w and |i − j|: allocating them per block took 60 %
     # of the time (page faults), measured at 4 096 tokens
     scratch = np.empty(max(m.scratch, n), dtype=np.float32)
-    for a, hi, w in m.row_blocks(head, (0, n), (0, n)):  # w (b, k): rows a.., keys 0..hi
+    for a, hi, w in row_blocks(m, head, (0, n), (0, n)):  # w (b, k): rows a.., keys 0..hi
         b = w.shape[0]
         rows = np.arange(a, a + b)  # (b,)
         tmp = scratch[: w.size].reshape(w.shape)  # (b, k)

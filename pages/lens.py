@@ -44,8 +44,11 @@ from ui.common import (
     tr,
 )
 from ui.headview import show_head_view
+from ui.lens_long import show_long_lens
 from ui.lens_sources import SOURCES, effects_or_cancelled, subject
+from ui.longview import is_long_pretrained
 from ui.maps import show_flow, show_rollout
+from ui.models import MODEL_STATE, model_label, model_or_stop
 
 state = st.session_state
 VIEWS = ("maps", "head", "neuron", "ablation", "sinks")
@@ -110,6 +113,11 @@ source = choose(
     help=tr("lens_source_help"),
     required=True,
 )
+if (source or "pretrained") == "pretrained":  # past 512 tokens, within the model's context
+    name = state.get(MODEL_STATE, "")
+    if is_long_pretrained(name, model_or_stop(name), settings.text):
+        show_long_lens(name, model_label(name), settings.text)
+        st.stop()
 lensed = subject(source or "pretrained", settings)
 L, H, n = lensed.attentions.shape[:3]
 st.caption(tr("lens_model_info", model=md_escape(lensed.name), layers=L, heads=H, n=n))

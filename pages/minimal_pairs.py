@@ -14,10 +14,11 @@ from attention_core.compare import pretrained_labels
 from attention_core.figures.compare import plot_difference
 from attention_core.figures.lens import plot_effect_grid, plot_row_pair
 from attention_core.lens import row_change
+from attention_core.limits import MAX_INPUT_CHARS
 from ui.cache import pretrained_result
 from ui.charts import show_chart
 from ui.common import choose, entry_guard, md_escape, seeded, tr
-from ui.models import MODEL_STATE, model_label, model_or_stop, unknown_warning
+from ui.models import MODEL_STATE, cut_warning, model_label, model_or_stop, unknown_warning
 
 state = st.session_state
 EXAMPLE_A = "The animal didn't cross the street because it was too tired."
@@ -41,14 +42,16 @@ text_b = right.text_input(
 if not text_a.strip() or not text_b.strip():
     st.info(tr("pairs_empty"))
     st.stop()
+if max(len(text_a), len(text_b)) > MAX_INPUT_CHARS:  # refused before anything is tokenized
+    st.error(tr("text_refused", n=max(len(text_a), len(text_b)), limit=MAX_INPUT_CHARS))
+    st.stop()
 model = model_or_stop(name)
 st.caption(md_escape(model_label(name)))
 with st.spinner(tr("pretrained_running")):
     a = pretrained_result(name, text_a)
     b = pretrained_result(name, text_b)
 for result, text, side in ((a, text_a, "a"), (b, text_b, "b")):
-    if result.truncated:
-        st.warning(tr("pretrained_truncated", n=len(result.tokens)))
+    cut_warning(name, result)
     unknown_warning(model, result, text, key=f"pairs_to_reader_{side}")
 if a.tokens == b.tokens and text_a != text_b:  # e.g. 累 and 軟 both [UNK]: one input twice
     st.info(tr("pairs_same_input", unk=md_escape(model.tokenizer.unk_token or "[UNK]")))

@@ -44,6 +44,7 @@ from ui.common import (
     token_chips,
     tr,
 )
+from ui.longview import is_long_pretrained, show_long_pretrained
 from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop, unknown_warning
 from ui.scale_notes import scale_caption
 
@@ -97,6 +98,14 @@ name = state["pretrained_model"].strip()
 settings = current_settings()
 model = model_or_stop(name)
 state[MODEL_STATE] = name  # the Compare page follows the last model that loaded
+if is_long_pretrained(name, model, settings.text):  # past 512 tokens, within its context
+    st.caption(
+        tr("pretrained_long_info", model=md_escape(model_label(name)), context=model.max_length)
+        + " · "
+        + tr(f"pretrained_family_{model.family}")
+    )
+    show_long_pretrained(name, model_label(name), settings.text)
+    st.stop()
 generate = None
 if model.family == "decoder":
     generate = st.number_input(

@@ -185,7 +185,7 @@ def test_reduce_changes_what_a_pixel_says(reduce: str) -> None:
 
 def test_widest_model_at_4096_tokens_stays_within_the_payload(monkeypatch) -> None:
     # the payload only: its 64 heads' statistics (~6 s) are tested on 8 heads above
-    monkeypatch.setattr("ui.longstats.long_stats", lambda _model: ([], []))
+    monkeypatch.setattr("ui.longstats.long_stats", lambda *_: ([], []))
     at = run_app({**LONG, "embed_dim": "1024", "num_heads": "64"})
     assert not at.exception
     data = long_map(at)

@@ -221,7 +221,9 @@ def test_packaged_model_not_installed_says_how_to_install(monkeypatch: pytest.Mo
 @needs_minilm
 def test_long_text_is_truncated_with_a_warning_and_shown_as_thumbnails():
     at = open_page("attention " * 600)
-    assert "first 512 tokens" in texts(at.warning)
+    # cut by the model's own context (512), named, not by a bound of the page's
+    assert "MiniLM" in texts(at.warning)
+    assert "reads at most 512 tokens (its context" in texts(at.warning)
     spec = chart(at, "pretrained_model_chart")
     tiles = decode(spec["data"][0]["z"])
     assert tiles.shape == (6 * 65 - 1, 12 * 65 - 1)  # 512 tokens pooled 8 × 8 → 64 cells

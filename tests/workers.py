@@ -39,6 +39,7 @@ LONGEST_FIRST = (
     "test_atlas.py",  # ~25 s: builds, a killed build, MiniLM and a tiny model
     "test_atlas_browser.py",
     "test_long_map_browser.py",
+    "test_pretrained_long_browser.py",  # ~40 s: a tiny Llama at 4 096 tokens, two viewports
     "test_page_heatmaps_long.py",
 )
 

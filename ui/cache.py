@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     import numpy as np
 
     from attention_core.lens import AblationResult, HeadEffects, NeuronView
-    from attention_core.longrun import LongAnalysis
     from attention_core.masking import PaddedBatch
     from attention_core.pipeline import Analysis
     from attention_core.poll import PollStore
@@ -47,10 +46,6 @@ __all__ = [
     "lens_neuron",
     "lens_value_norms",
     "loaded_model",
-    "long_blocks",
-    "long_overview",
-    "long_stats",
-    "long_view",
     "padded_batch",
     "permutation_result",
     "poll_store",
@@ -58,7 +53,6 @@ __all__ = [
     "pretrained_result",
     "scaling_result",
     "sentence_same_word",
-    "token_count",
     "trained_toy",
     "untrained_result",
 ]
@@ -198,91 +192,6 @@ def heads_chart(
     )
     spec = heads_spec(grid, scale=scale, colorbar_title=colorbar_title, exact=(exact,))
     return figure_json(spec)
-
-
-# --- long texts on the landing page (issue 26): maps, not weights --------------------------
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def token_count(text: str, tokenizer: str) -> int:
-    """Tokens of `text` (cut at MAX_TEXT_CHARS) under `tokenizer`: whether the landing page
-    draws it as exact heatmaps or as a long map, known before any attention is computed."""
-    from attention_core.limits import MAX_TEXT_CHARS
-    from attention_core.tokenize import tokenize
-
-    return len(tokenize(text[:MAX_TEXT_CHARS], tokenizer))
-
-
-@st.cache_resource(max_entries=4, show_spinner=False)  # 2-36 MB each at 4 096 tokens
-def long_view(model: ModelSettings) -> tuple[LongAnalysis, str]:
-    """`attention_core.longrun.analyze_long` of `model` and the id its maps are published
-    under (ui/tiles), shared read-only by every session showing this text: a class opening
-    the teacher's link holds one copy, not one each. (A resource, not data: a data cache
-    would unpickle the maps on every rerun.)"""
-    from attention_core.longrun import analyze_long
-    from ui.tiles import publish
-
-    analysis = _on_worker(analyze_long, model)
-    return analysis, publish(analysis.maps)
-
-
-def _overview(analysis: LongAnalysis, reduce: str, relative: bool) -> str:
-    from attention_core.longrun import overview_size
-    from attention_core.longscale import relative_values
-    from ui.longchart import overview_json
-    from ui.tiles import tile_payload
-
-    # relative causal "max" cells travel beside the values: half the cells, the same bytes
-    size = overview_size(analysis.num_heads * (2 if relative else 1))
-    layer = analysis.maps[0]
-    tiles = [layer.overview(h, size=size, reduce=reduce) for h in range(analysis.num_heads)]
-    return overview_json(
-        [tile_payload(t, relative_values(layer, t) if relative else None) for t in tiles if t]
-    )
-
-
-def long_overview(model: ModelSettings, reduce: str, scale: str = "absolute") -> str:
-    """Every head's pooled overview of `long_view(model)`, as the long map's JSON: ~50-100 ms
-    a head at 4 096 tokens, so once per text and reduce, not on every rerun. Under the
-    relative `scale`, a causal map's "max" cells carry their relative values
-    (longscale.sends_relative)."""
-    from attention_core.longscale import sends_relative
-
-    causal = long_view(model)[0].maps[0].causal
-    return _long_overview(model, reduce, sends_relative(reduce, scale, causal=causal))
-
-
-@st.cache_data(max_entries=16, show_spinner=False)  # ≤ 5.6 MB of JSON (LONG_OVERVIEW_CELLS)
-def _long_overview(model: ModelSettings, reduce: str, relative: bool) -> str:
-    return _on_worker(_overview, long_view(model)[0], reduce, relative)
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def long_stats(model: ModelSettings) -> tuple[list[HeadStats], list[tuple[str, float] | None]]:
-    """`attention_core.longstats.long_head_summary` of `long_view(model)`'s layer: every
-    head's statistics and pattern over all its weights, streamed (0.6-0.9 s at 4 096 tokens ×
-    8 heads)."""
-    from attention_core.longstats import long_head_summary
-
-    return _on_worker(long_head_summary, long_view(model)[0].maps[0])
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def long_blocks(model: ModelSettings, kind: str) -> tuple[np.ndarray, list[int]]:
-    """Attention between the sentences (or paragraphs) of `long_view(model)`, every head:
-    (H, S, S) float32, rows summing to 1 (`longmap.block_aggregate`), and where each starts."""
-    import numpy as np
-
-    from attention_core.longmap import block_aggregate
-    from attention_core.longrun import block_starts
-
-    analysis = long_view(model)[0]
-    starts = block_starts(analysis.tokens, analysis.text, kind)
-    if len(starts) < 2 or len(starts) > MAX_TOKENS:
-        return np.zeros((0, len(starts), len(starts)), np.float32), starts
-    layer = analysis.maps[0]
-    heads = [block_aggregate(layer, h, starts) for h in range(analysis.num_heads)]
-    return np.stack(heads), starts  # (H, S, S)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)  # a 512-token entry holds ~100 MB

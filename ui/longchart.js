@@ -174,8 +174,8 @@ function fetchTile(Plotly, root, plot, d, rows, cols) {
   const seq = (plot.__seq = (plot.__seq || 0) + 1);
   const started = performance.now();
   const query = new URLSearchParams({
-    map: d.map, layer: 0, head: plot.__headIndex, r0, r1, c0, c1, size: d.size, reduce: d.reduce,
-    scale: d.scale.kind,
+    map: d.map, layer: d.layer || 0, head: plot.__headIndex, r0, r1, c0, c1, size: d.size,
+    reduce: d.reduce, scale: d.scale.kind,
   });
   return fetch(d.url + "?" + query)
     .then((r) => r.json().then((body) => ({ ok: r.ok, body })))
@@ -360,6 +360,7 @@ export default function render(component) {
           plot.className = "studio-long-head";
           plot.__head = fill(d.strings.head, { i: h });
           plot.__headIndex = h;
+          plot.__layer = d.layer || 0;
           plot.__side = side;
           plot.__overview = tile;
           grid.appendChild(plot);

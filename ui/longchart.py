@@ -31,6 +31,7 @@ from attention_core.figures.layout import FONT_PX, LABEL_PITCH, short_label, tex
 from attention_core.figures.text import literal
 from attention_core.figures.toolbar import chart_config
 from attention_core.longscale import colour_key
+from attention_core.tokenize import token_labels
 from ui.charts import PLOTLY_LOADER_JS, _plotly_url
 from ui.common import colour_bar_title, lang, tr
 from ui.tiles import tile_url
@@ -53,6 +54,7 @@ _chart = st.components.v2.component(LONG_CHART_COMPONENT, js=_JS, isolate_styles
 def show_long_map(
     *,
     map_id: str,
+    layer: int = 0,
     overview_json: str,
     labels: list[str],
     reduce: str,
@@ -62,16 +64,17 @@ def show_long_map(
     focus_key: str,
     key: str = "long_map",
 ) -> None:
-    """Draw the long map of `map_id` (published in ui/tiles' store) from its heads'
-    overview tiles (`overview_json`: a JSON list of `tiles.tile_payload`s, head by head),
-    coloured by `scale` (figures.scales.SCALES); `causal`: the map's rows see the keys up to
-    themselves only (their even share is 1/(i + 1)). `focus`: a row every head jumps to,
-    once per new `focus_key`."""
-    ticks = [short_label(f"{i}:{t}") for i, t in enumerate(labels)]
+    """Draw layer `layer` of the long map `map_id` (published in ui/tiles' store) from its
+    heads' overview tiles (`overview_json`: a JSON list of `tiles.tile_payload`s, head by
+    head), coloured by `scale` (figures.scales.SCALES); `causal`: the map's rows see the keys
+    up to themselves only (their even share is 1/(i + 1)). `focus`: a row every head jumps
+    to, once per new `focus_key`."""
+    ticks = [short_label(t) for t in token_labels(labels)]  # (n,) cut, raw
     data: dict[str, Any] = {
-        # a new map, reduce, scale or language: drawn afresh
-        "key": f"{map_id}:{reduce}:{scale}:{lang()}",
+        # a new map, layer, reduce, scale or language: drawn afresh
+        "key": f"{map_id}:{layer}:{reduce}:{scale}:{lang()}",
         "map": map_id,
+        "layer": int(layer),
         "url": tile_url(),
         "overview": overview_json,
         "n": len(labels),

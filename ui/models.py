@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from attention_core.limits import MAX_INPUT_CHARS, MAX_TEXT_CHARS
 from attention_core.resources import minilm_dir
 from ui.cache import loaded_model, pretrained_result
 from ui.common import md_escape, tr
@@ -55,6 +56,9 @@ def result_or_stop(name: str, text: str, generate: int | None = None) -> Pretrai
     if not text.strip():
         st.info(tr("empty_text"))
         st.stop()
+    if len(text) > MAX_INPUT_CHARS:  # refused before anything is cut or tokenized
+        st.error(tr("text_refused", n=len(text), limit=MAX_INPUT_CHARS))
+        st.stop()
     model_or_stop(name)
     try:
         with st.spinner(tr("pretrained_running")):
@@ -62,12 +66,26 @@ def result_or_stop(name: str, text: str, generate: int | None = None) -> Pretrai
     except Exception as error:
         st.error(tr("error_generic", error=type(error).__name__))
         st.stop()
-    if result.truncated:
-        st.warning(tr("pretrained_truncated", n=len(result.tokens)))
+    cut_warning(name, result)
     if all(result.special):
         st.info(tr("pretrained_no_tokens"))
         st.stop()
     return result
+
+
+def cut_warning(name: str, result: PretrainedAttention) -> None:
+    """Which bound cut the text, in words: the model's own context (named), the views' bound
+    of MAX_TOKENS, or the characters read (MAX_TEXT_CHARS)."""
+    if not result.truncated:
+        return
+    if result.cut_by == "characters":
+        st.warning(tr("text_cut", limit=MAX_TEXT_CHARS))
+    elif result.cut_by == "model":
+        st.warning(
+            tr("pretrained_cut_model", model=md_escape(model_label(name)), limit=result.limit)
+        )
+    else:
+        st.warning(tr("pretrained_cut_max_tokens", limit=result.limit))
 
 
 def unknown_warning(model: LoadedModel, result: PretrainedAttention, text: str, key: str) -> None:

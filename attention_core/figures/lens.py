@@ -150,7 +150,8 @@ def _layer_head_figure(
         )
     )
     matrix_axes(fig, square=False, top=True)
-    fig.update_layout(height=40 + 34 * L, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    # 34 px a layer; at least 180 px, so a 2-layer model's colour bar still reads
+    fig.update_layout(height=max(180, 40 + 34 * L), margin={"l": 10, "r": 10, "t": 40, "b": 10})
     return fig
 
 

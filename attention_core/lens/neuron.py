@@ -107,6 +107,25 @@ def neuron_view(
 def _rebuild(part: _Layer, x: torch.Tensor, call: dict[str, Any], head: int) -> NeuronView:
     """One head's q and k rebuilt from its layer's input x (n, C) and the keyword arguments
     the model passed the layer (`call`: its rotary cos and sin, its attention_mask)."""
+    q, k = queries_keys(part, x, call)  # (H, n, D), (KV, n, D)
+    kv = part.kv_head(head)
+    softcap = getattr(part.module, "attn_logit_softcapping", None)
+    return NeuronView(
+        q=q[head].double().numpy(),
+        k=k[kv].double().numpy(),
+        scaling=part.scaling,
+        mask=_mask(call.get("attention_mask"), x.shape[0]),
+        softcap=float(softcap) if softcap else None,
+        kv_head=kv if part.num_kv_heads != part.num_heads else None,
+    )
+
+
+def queries_keys(
+    part: _Layer, x: torch.Tensor, call: dict[str, Any]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every head's q (H, n, D) and every key/value head's k (KV, n, D) of one layer, as its
+    scores use them, from the layer's input x (n, C) and the keyword arguments the model
+    passed it (`call`): the projections, the per-head norms (Qwen3), the rotary positions."""
     import torch
 
     module = part.module
@@ -123,13 +142,4 @@ def _rebuild(part: _Layer, x: torch.Tensor, call: dict[str, Any], head: int) -> 
                 raise ValueError(f"{type(module).__name__}: rotary positions not understood")
             q, k = apply(q[None], k[None], *rotary)  # (1, H, n, D), (1, KV, n, D)
             q, k = q[0], k[0]
-        kv = part.kv_head(head)
-    softcap = getattr(module, "attn_logit_softcapping", None)
-    return NeuronView(
-        q=q[head].double().numpy(),
-        k=k[kv].double().numpy(),
-        scaling=part.scaling,
-        mask=_mask(call.get("attention_mask"), x.shape[0]),
-        softcap=float(softcap) if softcap else None,
-        kv_head=kv if part.num_kv_heads != part.num_heads else None,
-    )
+    return q, k

@@ -36,6 +36,9 @@ The package, one job per module:
 - `ids`      `run_ids`, where `run_model` sends token ids: one sentence, or a padded batch
              with its attention mask, each sentence back without its padding
 - `tiny`     `build_tiny_model`, for offline tests of every family
+- `long`     `run_model_long` → `PretrainedLong`: a text up to the model's context (at most
+             MAX_LONG_TOKENS) with each layer as an AttentionMap, exact on demand; refused
+             (`LongRefused`) where the maps could not be the model's own numbers
 
 Shape legend: L layers, H heads per layer, n tokens (special tokens included), m tokens
 written by a decoder.
@@ -71,3 +74,13 @@ __all__ = [
     "load_model",
     "run_model",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`run_model_long`, `PretrainedLong` and `LongRefused` load with their module (it needs
+    torch, which `import attention_core.pretrained` does not load)."""
+    if name in ("run_model_long", "PretrainedLong", "LongRefused"):
+        from attention_core.pretrained import long
+
+        return getattr(long, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from attention_core.limits import MAX_TOKENS, ROW_SUM_TOLERANCE
+from attention_core.limits import MAX_LONG_TOKENS, ROW_SUM_TOLERANCE
 from attention_core.pretrained.forward import _forward, model_family
 from attention_core.resources import minilm_dir
 
@@ -70,7 +70,7 @@ class LoadedModel:
     tokenizer: Any  # transformers tokenizer matching `model`
     num_layers: int  # L
     num_heads: int  # H
-    max_length: int  # most tokens (special tokens included) the model accepts
+    max_length: int  # most tokens (special tokens included) the model accepts: its context
     family: str = "encoder"  # one of FAMILIES
 
 
@@ -181,16 +181,19 @@ def _load_hub(name: str) -> tuple[Any, Any]:
 
 
 def _max_length(model: Any, tokenizer: Any) -> int:
+    """The most tokens the model accepts: its tokenizer's model_max_length and its position
+    table, the smaller; MAX_LONG_TOKENS when neither is known. Not capped at MAX_TOKENS: that
+    is the exact views' bound (`run_model`'s max_tokens), not the model's."""
     # tokenizer.model_max_length is a huge sentinel (~1e30) when the tokenizer does not know;
     # the position-embedding table is the hard limit for absolute-position models.
-    limits = [MAX_TOKENS]
+    limits = []
     tok_max = getattr(tokenizer, "model_max_length", None)
     if isinstance(tok_max, int) and 0 < tok_max < 1_000_000:
         limits.append(tok_max)
     pos_max = getattr(model.config, "max_position_embeddings", None)
     if isinstance(pos_max, int) and pos_max > 0:
         limits.append(pos_max)
-    return min(limits)
+    return min(limits) if limits else MAX_LONG_TOKENS
 
 
 def _wrap(label: str, model: Any, tokenizer: Any) -> LoadedModel:

@@ -8,13 +8,14 @@ written by a decoder.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
+from attention_core.limits import MAX_DENSE_FLOATS, MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.pretrained.forward import _forward
 from attention_core.pretrained.load import LoadedModel
 
@@ -42,6 +43,10 @@ class PretrainedAttention:
     decoder_tokens: list[str] | None = None
     decoder_attentions: np.ndarray | None = None  # (L, H, m, m) float32, causal
     cross_attentions: np.ndarray | None = None  # (L, H, m, n) float32: decoder → text
+    # which bound cut the text: None, "characters" (MAX_TEXT_CHARS), "model" (its context,
+    # LoadedModel.max_length) or "max_tokens" (the caller's, MAX_TOKENS by default)
+    cut_by: str | None = None
+    limit: int = 0  # the token bound that applied: min(max_tokens, the model's context)
 
     @property
     def unknown_fraction(self) -> float:
@@ -61,8 +66,11 @@ def run_model(
     """Run `text` through the model and return its tokens and attentions (L, H, n, n).
 
     Text longer than MAX_TEXT_CHARS characters or `max_tokens` tokens (or the model's own
-    max length) is cut, and `truncated` says so. Empty text is valid: for BERT-like models it
-    gives just [CLS] [SEP]. Safe to call from several threads with one shared LoadedModel.
+    context, `loaded.max_length`) is cut; `truncated` says so and `cut_by` which bound cut
+    it. Every weight is returned, L·H·n² floats: a max_tokens above MAX_TOKENS whose weights
+    could pass MAX_DENSE_FLOATS is refused (ValueError) — `run_model_long` keeps maps instead.
+    Empty text is valid: for BERT-like models it gives just [CLS] [SEP].
+    Safe to call from several threads with one shared LoadedModel.
 
     `generate` (0…MAX_GENERATE): a decoder writes that many tokens greedily after the text
     (default 0; they are in `tokens` and `attentions`, flagged in `generated`); an
@@ -99,6 +107,14 @@ def run_model(
     cut = len(text) > MAX_TEXT_CHARS
     text = text[:MAX_TEXT_CHARS]  # a prefix, so offsets still index the caller's text
     limit = min(max_tokens, loaded.max_length)
+    if limit > MAX_TOKENS and loaded.num_layers * loaded.num_heads * limit**2 > MAX_DENSE_FLOATS:
+        most = math.isqrt(MAX_DENSE_FLOATS // (loaded.num_layers * loaded.num_heads))
+        raise ValueError(
+            f"max_tokens={max_tokens}: {loaded.num_layers} layers × {loaded.num_heads} heads × "
+            f"n² weights could take {4 * loaded.num_layers * loaded.num_heads * limit**2 / 1e9:.1f}"
+            f" GB; this model takes at most {most} tokens here. "
+            "attention_core.pretrained.run_model_long keeps each layer as a map instead"
+        )
     run = _forward(loaded.model, tokenizer, text, limit=limit, generate=generate)
     enc, truncated, attentions = run.enc, run.truncated, run.attentions
 
@@ -116,6 +132,10 @@ def run_model(
         unknown=[unk_id is not None and i == unk_id for i in ids],
         attentions=attentions,
         truncated=truncated or cut,
+        cut_by=cut_reason(
+            chars_cut=cut, tokens_cut=truncated, max_tokens=max_tokens, model_max=loaded.max_length
+        ),
+        limit=limit,
         generated=[False] * (n - run.written) + [True] * run.written
         if loaded.family == "decoder"
         else None,
@@ -125,6 +145,14 @@ def run_model(
         decoder_attentions=run.decoder_attentions if run.decoder_ids is not None else None,
         cross_attentions=run.cross_attentions if run.decoder_ids is not None else None,
     )
+
+
+def cut_reason(*, chars_cut: bool, tokens_cut: bool, max_tokens: int, model_max: int) -> str | None:
+    """Which bound cut a text: the tokens' bound first (it is the one that bit last), named
+    "model" when the model's own context is the smaller of the two."""
+    if tokens_cut:
+        return "model" if model_max <= max_tokens else "max_tokens"
+    return "characters" if chars_cut else None
 
 
 def hide_special(weights: np.ndarray, special: Sequence[bool]) -> np.ndarray:

@@ -1,0 +1,278 @@
+"""A real model on a long text (up to its own context, at most MAX_LONG_TOKENS): every layer's
+attention as an `AttentionMap` (attention_core.longmap), never as (L, H, n, n) weights.
+
+`run_model` returns every weight: at 4 096 tokens a 6-layer × 12-head model's are 4.8 GB.
+`run_model_long` runs the model once (its base model: no language-model head, whose logits
+alone would be n × vocabulary floats) and, as each self-attention layer is called, rebuilds
+that layer's queries and keys from its input the way its scores are made
+(`lens.neuron.queries_keys`: projections, per-head norms, rotary positions; the shared key
+head of each query head under grouped-query attention), and keeps them as a map. Any
+rectangle of weights is then exact on demand.
+
+A map is only shown when it is the model's own numbers:
+- the layer's mask must be full (an encoder) or causal (a decoder): a sliding window
+  narrower than the text (Mistral past its window, Gemma's local layers) or any additive
+  bias is refused with the layer named;
+- soft-capped scores (Gemma 2) are refused;
+- every run first rebuilds the text's first `CHECK_TOKENS` tokens and compares them with
+  the model's own `output_attentions` within EXACT (ROW_SUM_TOLERANCE for a float16/bfloat16
+  model): an architecture whose scores are not softmax(q·kᵀ·scale) is refused, not drawn.
+Refusals are `LongRefused` (a ValueError) with the reason in words.
+
+Memory, for a model of L layers × H heads of size D: the maps keep 8·H·n·(D + 1) bytes a
+layer (17 MB at 4 096 tokens × 8 heads × D = 64). The forward pass runs a twin of the model
+(`_twin`: the same weights, shared, with torch's fused SDPA attention), so no layer's H·n²
+scores are ever held: an eager pass held them up to three times over (1.6 GB at 4 096 tokens
+× 8 heads) and took twice as long. Only the check of the first CHECK_TOKENS tokens runs the
+eager model itself. Nothing holds n² floats of a head.
+
+Which bound cut a text is named (`cut_by`): "characters" (MAX_TEXT_CHARS), "model" (its
+own context, `LoadedModel.max_length`) or "max_tokens" (the caller's bound, MAX_LONG_TOKENS
+by default).
+
+Shape legend: L layers, H heads, KV key/value heads, n tokens, D head size, C model width.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from attention_core.limits import EXACT, MAX_LONG_TOKENS, MAX_TEXT_CHARS, ROW_SUM_TOLERANCE
+from attention_core.longmap import AttentionMap
+from attention_core.pretrained.forward import _encode, _stack
+from attention_core.pretrained.load import LoadedModel
+from attention_core.pretrained.run import cut_reason
+from attention_core.tokenize import Token
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["CHECK_TOKENS", "LongRefused", "PretrainedLong", "run_model_long"]
+
+CHECK_TOKENS = 48  # tokens of the text rebuilt and compared with the model's own weights
+
+
+class LongRefused(ValueError):
+    """The model's attention cannot be rebuilt from its queries and keys (the reason)."""
+
+
+@dataclass(frozen=True, eq=False)
+class PretrainedLong:
+    """A long text through a pretrained model: its tokens and one map per layer."""
+
+    model: str  # the LoadedModel's name
+    text: str  # the text read (cut at MAX_TEXT_CHARS): offsets index it
+    tokens: list[str]
+    offsets: list[tuple[int, int]]  # character span of each token; (0, 0) if none
+    special: list[bool]
+    unknown: list[bool]
+    maps: tuple[AttentionMap, ...]  # L maps, each (H, n, n) on demand
+    total_tokens: int  # the tokens of the whole (character-cut) text, special ones included
+    cut_by: str | None  # None, "characters", "model" or "max_tokens"
+    limit: int  # the token bound that applied: min(max_tokens, the model's context)
+    causal: bool
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def num_heads(self) -> int:
+        return self.maps[0].num_heads
+
+    @property
+    def nbytes(self) -> int:
+        return sum(m.nbytes for m in self.maps)
+
+    @property
+    def spans(self) -> list[Token]:
+        """The tokens as `tokenize.Token`s over `text` (what longrun's find_rows and
+        block_starts read): the model's token as the piece; a special token (or one without an
+        offset) an empty span where the previous token ended, so spans never go backwards."""
+        out: list[Token] = []
+        end = 0
+        for piece, (a, b), special in zip(self.tokens, self.offsets, self.special, strict=True):
+            if special or b <= a or a < end:
+                out.append(Token("", end, end, piece=piece, special=special))
+                continue
+            out.append(Token(self.text[a:b], a, b, piece=piece))
+            end = b
+        return out
+
+
+def run_model_long(
+    loaded: LoadedModel, text: str, *, max_tokens: int = MAX_LONG_TOKENS
+) -> PretrainedLong:
+    """`text`'s first min(max_tokens, the model's context) tokens through `loaded`, each layer
+    kept as an AttentionMap equal to `run_model(...).attentions[l]` within EXACT (see the
+    module docstring for what is refused and why). Raises TextTooLong above MAX_INPUT_CHARS
+    characters, LongRefused when the maps cannot be the model's own, ValueError otherwise."""
+    import torch
+
+    from attention_core.longrun import check_length
+
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")
+    check_length(text)
+    if loaded.family == "encoder-decoder":
+        raise LongRefused("long maps read an encoder's or a decoder's self-attention")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+        raise ValueError(f"max_tokens must be an integer, got {max_tokens!r}")
+    if not 2 <= max_tokens <= MAX_LONG_TOKENS:
+        raise ValueError(f"max_tokens must be in 2..{MAX_LONG_TOKENS}, got {max_tokens}")
+    limit = min(max_tokens, loaded.max_length)
+    cut = text[:MAX_TEXT_CHARS]
+    enc, tokens_cut = _encode(loaded.tokenizer, cut, limit=limit)
+    ids: list[int] = list(enc["input_ids"])
+    if not ids or all(enc.get("special_tokens_mask", [0] * len(ids))):
+        raise ValueError("the text gives no tokens for this model")
+    names = getattr(loaded.tokenizer, "model_input_names", ["input_ids", "attention_mask"])
+    inputs = {k: torch.tensor([enc[k]]) for k in names if k in enc}  # each (1, n)
+    _check_rebuilds(loaded, {k: v[:, :CHECK_TOKENS] for k, v in inputs.items()})
+    maps, causal = _maps(loaded, inputs)
+    with_total = _encode(loaded.tokenizer, cut, limit=len(cut) * 4 + 8)[0]  # no token cut
+    unk = loaded.tokenizer.unk_token_id
+    n = len(ids)
+    return PretrainedLong(
+        model=loaded.name,
+        text=cut,
+        tokens=list(loaded.tokenizer.convert_ids_to_tokens(ids)),
+        offsets=[(int(a), int(b)) for a, b in enc.get("offset_mapping", [(0, 0)] * n)],
+        special=[bool(s) for s in enc.get("special_tokens_mask", [0] * n)],
+        unknown=[unk is not None and i == unk for i in ids],
+        maps=maps,
+        total_tokens=len(with_total["input_ids"]),
+        cut_by=cut_reason(
+            chars_cut=len(text) > MAX_TEXT_CHARS,
+            tokens_cut=tokens_cut,
+            max_tokens=max_tokens,
+            model_max=loaded.max_length,
+        ),
+        limit=limit,
+        causal=causal,
+    )
+
+
+def _maps(
+    loaded: LoadedModel, inputs: dict[str, torch.Tensor]
+) -> tuple[tuple[AttentionMap, ...], bool]:
+    """One forward pass; each layer's map is built as the layer is called (its input is not
+    kept). Returns the maps and whether they are causal."""
+    import torch
+
+    from attention_core.lens.model_parts import _hooks, _layers, _this_thread_only
+
+    model = _twin(loaded)
+    layers = _layers(model)
+    built: dict[int, tuple[AttentionMap, bool]] = {}
+
+    def build(index: int) -> Any:
+        def hook(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            x = (args[0] if args else kwargs["hidden_states"])[0]  # (n, C)
+            built[index] = _layer_map(layers[index], index, x, kwargs)
+
+        return hook
+
+    handles = [
+        layer.module.register_forward_pre_hook(_this_thread_only(build(i)), with_kwargs=True)
+        for i, layer in enumerate(layers)
+    ]
+    base = getattr(model, "base_model", model)  # no LM head: n × vocab logits
+    options = {"use_cache": False} if loaded.family == "decoder" else {}
+    with _hooks(handles), torch.no_grad():
+        base(**inputs, **options)
+    if len(built) != len(layers):
+        raise LongRefused("not every self-attention layer was called on the text")
+    maps = tuple(built[i][0] for i in range(len(layers)))
+    return maps, built[0][1]
+
+
+_TWINS: weakref.WeakKeyDictionary[LoadedModel, Any] = weakref.WeakKeyDictionary()
+_TWINS_LOCK = threading.Lock()
+
+
+def _twin(loaded: LoadedModel) -> Any:
+    """The model again, sharing every weight and buffer (no copy of them), running torch's
+    fused SDPA attention: its forward pass never holds a layer's H·n² scores (eager holds them
+    two or three times over: scores, masked, softmax). The LoadedModel's own model stays
+    eager for everything else (its weights for run_model, the check of `_check_rebuilds`).
+    One twin per model, made on first use; the model itself where SDPA is not offered."""
+    with _TWINS_LOCK:
+        twin = _TWINS.get(loaded)
+        if twin is None:
+            model = loaded.model
+            shared = {id(t): t for t in (*model.parameters(), *model.buffers())}
+            try:
+                twin = copy.deepcopy(model, shared)  # the modules again; tensors shared
+                twin.set_attn_implementation("sdpa")
+            except Exception:  # an architecture without an SDPA path: the eager model
+                twin = model
+            _TWINS[loaded] = twin
+    return twin
+
+
+def _layer_map(part: Any, index: int, x: torch.Tensor, call: dict[str, Any]) -> tuple[Any, bool]:
+    """One layer's map from its input x (n, C) and the model's keyword arguments."""
+    from attention_core.lens.neuron import queries_keys
+
+    if getattr(part.module, "attn_logit_softcapping", None):
+        raise LongRefused(f"layer {index} soft-caps its scores (tanh): not softmax(q·kᵀ·scale)")
+    n = x.shape[0]
+    causal = _mask_kind(call.get("attention_mask"), n, index, part.module)
+    q, k = queries_keys(part, x.float(), call)  # (H, n, D), (KV, n, D)
+    k = k.repeat_interleave(part.num_heads // part.num_kv_heads, dim=0)  # (H, n, D): repeat_kv
+    amap = AttentionMap.from_qk(q, k, causal=causal, scale=part.scaling, max_tokens=n)
+    return amap, causal
+
+
+def _mask_kind(mask: object, n: int, index: int, module: Any) -> bool:
+    """Whether a layer's mask is causal (True) or full (False); LongRefused otherwise."""
+    import torch
+
+    if not isinstance(mask, torch.Tensor):  # no mask: SDPA's own causal flag, or all keys
+        return bool(getattr(module, "is_causal", False))
+    m = mask.detach().reshape(-1, *mask.shape[-2:])[0][-n:, -n:]  # (n | 1, n)
+    if m.dtype == torch.bool:  # True = may attend
+        allowed, bias = m, None
+    else:
+        allowed = m > torch.finfo(torch.float32).min / 2
+        bias = m.masked_fill(~allowed, 0)
+    if bias is not None and bool(bias.any()):
+        raise LongRefused(f"layer {index} adds a bias to its scores: not softmax(q·kᵀ·scale)")
+    allowed = allowed.expand(n, n)
+    if bool(allowed.all()):
+        return False
+    if torch.equal(allowed, torch.ones(n, n, dtype=torch.bool).tril()):
+        return True
+    width = int(allowed[-1].sum())
+    raise LongRefused(
+        f"layer {index} lets a token see only the last {width} tokens (a sliding window), "
+        f"not all {n}: this text is longer than the model's window"
+    )
+
+
+def _check_rebuilds(loaded: LoadedModel, inputs: dict[str, torch.Tensor]) -> None:
+    """The first tokens' maps against the model's own output_attentions (eager)."""
+    import torch
+
+    with torch.no_grad():
+        own = _stack(loaded.model(**inputs, output_attentions=True).attentions)  # (L, H, m, m)
+    maps, _ = _maps(loaded, inputs)
+    dtype = next(loaded.model.parameters()).dtype
+    tolerance = EXACT if dtype == torch.float32 else ROW_SUM_TOLERANCE
+    for layer, amap in enumerate(maps):
+        m = amap.n
+        for head in range(amap.num_heads):
+            gap = float(np.abs(amap.exact(head, slice(0, m), slice(0, m)) - own[layer, head]).max())
+            if not gap <= tolerance:
+                raise LongRefused(
+                    f"layer {layer} head {head}: rebuilt from its queries and keys, its weights "
+                    f"differ from the model's own by {gap:.2g}: its scores are not "
+                    "softmax(q·kᵀ·scale) with a full or causal mask"
+                )
