@@ -51,7 +51,7 @@ with st.spinner(tr("pretrained_running")):
     a = pretrained_result(name, text_a)
     b = pretrained_result(name, text_b)
 for result, text, side in ((a, text_a, "a"), (b, text_b, "b")):
-    cut_warning(name, result)
+    cut_warning(name, result, text)
     unknown_warning(model, result, text, key=f"pairs_to_reader_{side}")
 if a.tokens == b.tokens and text_a != text_b:  # e.g. 累 and 軟 both [UNK]: one input twice
     st.info(tr("pairs_same_input", unk=md_escape(model.tokenizer.unk_token or "[UNK]")))

@@ -5,6 +5,7 @@ is refused with a message that says what to do."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -213,22 +214,27 @@ def test_a_killed_build_resumes_to_the_same_index(tmp_path: Path) -> None:
         capture_output=True,
         timeout=120,
     )
-    process = subprocess.Popen(
-        _build_command(corpus, killed),
-        cwd=REPO,
-        env=env,
-        stderr=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 90
-    while len(chunk_dirs(killed / "untrained")) < 2 and process.poll() is None:
-        assert time.monotonic() < deadline, "the build wrote no chunk in 90 s"
-        time.sleep(0.01)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    total = len(chunk_dirs(whole / "untrained"))
+    for _ in range(5):  # a loaded machine may let the build finish before the kill lands
+        shutil.rmtree(killed, ignore_errors=True)
+        process = subprocess.Popen(
+            _build_command(corpus, killed),
+            cwd=REPO,
+            env=env,
+            stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 90
+        while len(chunk_dirs(killed / "untrained")) < 2 and process.poll() is None:
+            assert time.monotonic() < deadline, "the build wrote no chunk in 90 s"
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        written = len(chunk_dirs(killed / "untrained"))
+        if process.returncode == -signal.SIGKILL and written < total:
+            break
     assert process.returncode == -signal.SIGKILL, "the build finished before it was killed"
-    written = len(chunk_dirs(killed / "untrained"))
-    assert 2 <= written < len(chunk_dirs(whole / "untrained"))
+    assert 2 <= written < total
     (killed / "untrained" / ".partial-chunk-000099-1").mkdir()  # as a kill mid-chunk leaves
     report = build("untrained", corpus, killed, chunk_size=3)
     assert report.kept == 3 * written and report.added == len(SENTENCES) - 3 * written

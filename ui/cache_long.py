@@ -48,8 +48,9 @@ class LongSubject:
     maps: tuple[AttentionMap, ...]  # one per layer
     map_id: str  # what tiles are asked for with (ui/tiles.py)
     total_tokens: int  # the tokens of the whole (character-cut) text
-    cut_by: str | None  # None, "characters", "model" or "max_tokens" (which bound cut it)
+    cut_by: str | None  # None, "characters", "model" or "max_tokens" (the tokens' bound first)
     limit: int  # the token bound that applied
+    text_cut: bool  # longer than MAX_TEXT_CHARS characters (cut there before tokenizing)
 
     @property
     def n(self) -> int:
@@ -104,6 +105,7 @@ def long_subject(source: tuple) -> LongSubject:
             total_tokens=analysis.total_tokens,
             cut_by=cut,
             limit=MAX_LONG_TOKENS,
+            text_cut=analysis.text_cut,
         )
     from attention_core.pretrained import run_model_long
 
@@ -117,6 +119,7 @@ def long_subject(source: tuple) -> LongSubject:
         total_tokens=run.total_tokens,
         cut_by=run.cut_by,
         limit=run.limit,
+        text_cut=run.text_cut,
     )
 
 

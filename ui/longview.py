@@ -109,10 +109,10 @@ def subject_or_message(source: tuple) -> LongSubject | None:
 
 
 def long_cut_warning(subject: LongSubject, model: str | None) -> None:
-    """Which bound cut the text, in words."""
-    if subject.cut_by == "characters":
+    """Which bounds cut the text, in words: its characters, then its tokens."""
+    if subject.text_cut:
         st.warning(tr("text_cut", limit=MAX_TEXT_CHARS))
-    elif subject.cut_by == "max_tokens":
+    if subject.cut_by == "max_tokens":
         st.warning(tr("long_tokens_cut", total=subject.total_tokens, limit=subject.limit))
     elif subject.cut_by == "model":
         st.warning(

@@ -66,25 +66,23 @@ def result_or_stop(name: str, text: str, generate: int | None = None) -> Pretrai
     except Exception as error:
         st.error(tr("error_generic", error=type(error).__name__))
         st.stop()
-    cut_warning(name, result)
+    cut_warning(name, result, text)
     if all(result.special):
         st.info(tr("pretrained_no_tokens"))
         st.stop()
     return result
 
 
-def cut_warning(name: str, result: PretrainedAttention) -> None:
-    """Which bound cut the text, in words: the model's own context (named), the views' bound
-    of MAX_TOKENS, or the characters read (MAX_TEXT_CHARS)."""
-    if not result.truncated:
-        return
-    if result.cut_by == "characters":
+def cut_warning(name: str, result: PretrainedAttention, text: str) -> None:
+    """Which bounds cut `text`, in words: its characters (MAX_TEXT_CHARS), then its tokens —
+    the model's own context (named) or the views' bound of MAX_TOKENS."""
+    if len(text) > MAX_TEXT_CHARS:
         st.warning(tr("text_cut", limit=MAX_TEXT_CHARS))
-    elif result.cut_by == "model":
+    if result.cut_by == "model":
         st.warning(
             tr("pretrained_cut_model", model=md_escape(model_label(name)), limit=result.limit)
         )
-    else:
+    elif result.cut_by == "max_tokens":
         st.warning(tr("pretrained_cut_max_tokens", limit=result.limit))
 
 

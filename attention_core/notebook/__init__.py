@@ -9,6 +9,7 @@
     model_view(attention, tokens, …)   every layer × head as one tiled heatmap
     heads_grid(attention, tokens, layer)   one layer's heads side by side (the app's grid)
     neuron_view(model, text, layer, head, query, tokenizer=…)   one weight taken apart
+    long_view(model, long_text, layer, tokenizer=…, window=…)   4 096 tokens: pooled or exact
 
 `attention` is transformers' tuple of (B, H, n, n) tensors or an (L, H, n, n) array. Each
 view displays itself in Jupyter, JupyterLab, VS Code and Colab with every script inline
@@ -21,17 +22,20 @@ from __future__ import annotations
 
 from attention_core.notebook.html import View
 from attention_core.notebook.inputs import Attention, NotebookInputError, as_attention
+from attention_core.notebook.long import LongViewRefused, long_view
 from attention_core.notebook.neuron import NeuronViewRefused, neuron_view
 from attention_core.notebook.views import head_view, heads_grid, model_view
 
 __all__ = [
     "Attention",
+    "LongViewRefused",
     "NeuronViewRefused",
     "NotebookInputError",
     "View",
     "as_attention",
     "head_view",
     "heads_grid",
+    "long_view",
     "model_view",
     "neuron_view",
 ]

@@ -74,9 +74,10 @@ class PretrainedLong:
     unknown: list[bool]
     maps: tuple[AttentionMap, ...]  # L maps, each (H, n, n) on demand
     total_tokens: int  # the tokens of the whole (character-cut) text, special ones included
-    cut_by: str | None  # None, "characters", "model" or "max_tokens"
+    cut_by: str | None  # None, "characters", "model" or "max_tokens" (the tokens' bound first)
     limit: int  # the token bound that applied: min(max_tokens, the model's context)
     causal: bool
+    text_cut: bool = False  # the text was longer than MAX_TEXT_CHARS (whatever cut_by says)
 
     @property
     def n(self) -> int:
@@ -156,6 +157,7 @@ def run_model_long(
         ),
         limit=limit,
         causal=causal,
+        text_cut=len(text) > MAX_TEXT_CHARS,
     )
 
 

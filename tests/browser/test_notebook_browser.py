@@ -26,6 +26,7 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "examples" / "your_own_model.ipynb"
 SAVED = ("head_view", "model_view", "heads_grid", "neuron_view", "head_view_pair")
+SAVED += ("long_view", "long_window")  # a Llama's 4 096 tokens, pooled and a window exact
 KERNEL_TIMEOUT_S = 300
 
 
@@ -127,6 +128,7 @@ def test_the_sentence_menu_keeps_only_the_pair_asked_for(executed, offline_page)
 
 
 FIGURES = [("model_view", 1), ("heads_grid", 13), ("neuron_view", 1)]  # (file, heatmaps)
+FIGURES += [("long_view", 4), ("long_window", 4)]
 
 
 @pytest.mark.parametrize(("name", "heatmaps"), FIGURES)
