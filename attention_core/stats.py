@@ -27,6 +27,7 @@ __all__ = [
     "head_patterns",
     "head_similarity",
     "head_stats",
+    "patterns_of",
     "same_word",
     "similarity_order",
 ]
@@ -145,19 +146,29 @@ def head_patterns(
         w = w[None]  # (n, n) → (1, n, n)
     if w.ndim != 3 or w.shape[1] != w.shape[2]:
         raise ValueError(f"weights must be (H, n, n) or (n, n), got shape {w.shape}")
-    H, n, _ = w.shape
-    if n < 2:
-        return [None] * H
+    if w.shape[-1] < 2:
+        return [None] * w.shape[0]
     stats = stats if stats is not None else head_stats(w)
+    first = w[:, 1:, 0].mean(-1, dtype=np.float64)  # (H,) rows 1..n-1: row 0's is itself
+    last = w[:, :-1, -1].mean(-1, dtype=np.float64)  # (H,) rows 0..n-2
+    return patterns_of(stats, first, last)
+
+
+def patterns_of(
+    stats: list[HeadStats], first: np.ndarray, last: np.ndarray
+) -> list[tuple[str, float] | None]:
+    """`head_patterns` from its numbers: `stats` of the H heads, and each head's mean weight
+    on the first token over rows 1..n-1 (`first`, (H,)) and on the last over rows 0..n-2
+    (`last`, (H,)). For callers that never hold the weights (attention_core.longstats)."""
     masses = {
         "previous": np.array([s.previous for s in stats]),  # (H,)
-        "first": w[:, 1:, 0].mean(-1, dtype=np.float64),  # rows 1..n-1: row 0's is itself
+        "first": np.asarray(first, dtype=np.float64),
         "self": np.array([s.diagonal for s in stats]),
-        "last": w[:, :-1, -1].mean(-1, dtype=np.float64),  # rows 0..n-2
+        "last": np.asarray(last, dtype=np.float64),
     }
     entropy = np.array([s.entropy for s in stats])  # (H,)
     found: list[tuple[str, float] | None] = []
-    for h in range(H):
+    for h in range(len(stats)):
         name, mass = max(((k, float(v[h])) for k, v in masses.items()), key=lambda kv: kv[1])
         if mass >= PATTERN_MASS:
             found.append((name, mass))

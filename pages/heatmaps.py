@@ -12,7 +12,6 @@ from attention_core.export import download_name, matrices_csv, matrices_json
 from attention_core.figures.heads import IMAGE_CELLS, RELATIVE_MAX, head_grid
 from attention_core.figures.layout import panel_layout
 from attention_core.figures.scales import causal_rows
-from attention_core.stats import BROAD_ENTROPY, PATTERN_MASS
 from ui.cache import head_summary, heads_chart
 from ui.charts import show_chart
 from ui.common import (
@@ -28,12 +27,12 @@ from ui.common import (
     token_chips,
     tr,
 )
+from ui.head_summary import show_head_summary
 from ui.longview import is_long, show_long
 from ui.reader import learned_section, trained_caption, weights_switch
 
 CHIPS_OPEN_MAX = 64  # more tokens than this: their chips fold away
 FLAT_SPREAD = 1.0  # scores spread less than this (e^1 ≈ 2.7 ×): the weights are "flat"
-SUMMARY_OPEN = 4  # up to this many heads, their sentences are shown unfolded
 
 entry_guard()
 st.title(tr("heatmaps_title"))
@@ -160,30 +159,7 @@ to_train.page_link("pages/train.py", label=tr("meaning_train"), icon=":material/
 to_handmade.page_link("pages/handmade.py", label=tr("meaning_handmade"), icon=":material/edit:")
 
 # --- what each head does ------------------------------------------------------------------
-st.subheader(tr("summary_header"), help=tr("summary_help", mass=PATTERN_MASS, broad=BROAD_ENTROPY))
-paragraphs = []  # per head: its plain sentence in bold, then its statistics on the next line
-for s, pattern in zip(stats, patterns, strict=True):
-    name = grid.titles[s.head]
-    line = tr(
-        "summary_line",
-        head=name,
-        entropy=s.entropy,
-        max_weight=s.max_weight,
-        peak=s.peak,
-        diagonal=s.diagonal,
-        previous=s.previous,
-        top=labels[s.top_key],
-    )
-    plain = tr(f"pattern_{pattern[0]}", head=name, value=pattern[1]) if pattern else ""
-    plain = plain or tr("pattern_none", head=name)
-    paragraphs.append("**" + md_escape(plain) + "**  \n" + md_escape(line))
-# One element, folded away beyond a few heads: drawn on every typed sentence, these lines
-# cost the browser more than the heatmaps' own update (~25 ms of 0.3 s at 8 heads, Chromium
-# A/B); a folded expander's text is drawn only when opened.
-with st.expander(
-    tr("summary_expander", heads=len(paragraphs)), expanded=len(paragraphs) <= SUMMARY_OPEN
-):
-    st.markdown("\n\n".join(paragraphs))
+show_head_summary(stats, patterns, grid.titles, labels)
 
 # --- downloads: exactly what is shown (built only when clicked) ----------------------------
 token_texts = [t.label for t in analysis.tokens]

@@ -14,18 +14,22 @@ from apptest_helpers import chart, drawn_charts, long_map, run_app
 
 from attention_core.i18n import t
 from attention_core.limits import EXACT, MAX_INPUT_CHARS, MAX_LONG_TOKENS, MAX_TEXT_CHARS
+from attention_core.longrun import overview_size
+from attention_core.longscale import relative_values
+from attention_core.longstats import long_head_summary
 from attention_core.pipeline import queries_keys
 from attention_core.settings import ModelSettings
 from attention_core.tokenize import tokenize
 from ui import tiles
+from ui.common import md_escape
 from ui.longchart import LONG_CHART_COMPONENT
 
 LONG = {"text": "字" * 5000, "tokenizer": "char", "embed_dim": "64", "num_heads": "8"}
 SENTENCES = " ".join(f"Sentence {i} has a few words in it." for i in range(600))  # 5 400 tokens
 
 
-def values(tile: dict[str, Any]) -> np.ndarray:
-    flat = np.frombuffer(base64.b64decode(tile["values"]), dtype="<f4")
+def values(tile: dict[str, Any], name: str = "values") -> np.ndarray:
+    flat = np.frombuffer(base64.b64decode(tile[name]), dtype="<f4")
     return flat.reshape(tile["shape"])  # (R, C)
 
 
@@ -65,6 +69,54 @@ def test_4096_tokens_overview_and_an_exact_zoom_equal_to_the_model(monkeypatch) 
     model = ModelSettings(text=LONG["text"], tokenizer="char", embed_dim=64, num_heads=8)
     want = reference_rows(replace_causal(model), 5, slice(2000, 2040))[:, 1990:2050]
     np.testing.assert_allclose(values(tile), want, atol=EXACT, rtol=0)
+    # colours relative to each row's own even share 1/(i + 1), said in the caption and the bar
+    assert data["scale"]["kind"] == "relative" and data["causal"] is True
+    captions = [c.value for c in at.caption]
+    assert t("long_scale_caption_relative_causal", "en", n=n, last=n - 1, uniform=1 / n) in captions
+    assert data["strings"]["bar"] == "Colours: relative to even (× 1/n) · × even share"
+    # what each head does: every weight's statistics, streamed
+    stats, _ = long_head_summary(tiles.store().get(data["map"])[0])
+    assert t("summary_header", "en") in [h.value for h in at.subheader]
+    assert t("long_stats_caption", "en", n=n) in captions
+    s = stats[5]
+    line = t(
+        "summary_line",
+        "en",
+        head="head 5",
+        entropy=s.entropy,
+        max_weight=s.max_weight,
+        peak=s.peak,
+        diagonal=s.diagonal,
+        previous=s.previous,
+        top=f"{s.top_key}:{data['labels'][s.top_key]}",
+    )
+    assert any(md_escape(line) in m.value for m in at.markdown)
+
+
+def test_colour_scales_and_relative_max_cells_from_the_server() -> None:
+    at = run_app({**LONG, "embed_dim": "16", "num_heads": "2", "scale": "absolute", "causal": "1"})
+    assert not at.exception
+    data = long_map(at)
+    n = MAX_LONG_TOKENS
+    assert data["scale"]["kind"] == "absolute" and data["scale"]["top"] == 1.0
+    assert "relative" not in data["overview"][0]  # mass cells: the browser computes them
+    assert t("long_scale_caption_absolute", "en", n=n, last=n - 1, uniform=1 / n) in [
+        c.value for c in at.caption
+    ]
+    at.segmented_control(key="color_scale").set_value("relative").run()
+    at.segmented_control(key="long_reduce").set_value("max").run()
+    assert at.query_params["scale"] == "relative"
+    data = long_map(at)
+    assert data["scale"]["kind"] == "relative" and data["causal"] is True
+    layer = tiles.store().get(data["map"])[0]
+    for head, sent in enumerate(data["overview"]):  # causal max cells: their relative values
+        tile = layer.overview(head, size=overview_size(2 * 2), reduce="max")
+        assert sent["shape"] == list(tile.values.shape)
+        np.testing.assert_allclose(values(sent, "relative"), relative_values(layer, tile))
+    query = f"map={data['map']}&head=1&r0=0&r1=4096&c0=0&c1=600&size=64&reduce=max"
+    status, tile = tiles.answer(query + "&scale=relative")
+    assert status == 200 and not tile["exact"] and "relative" in tile
+    assert "relative" not in tiles.answer(query + "&scale=absolute")[1]
 
 
 def replace_causal(model: ModelSettings) -> ModelSettings:
@@ -106,6 +158,9 @@ def test_traditional_chinese_and_a_million_characters_refused() -> None:
     assert not at.exception
     data = long_map(at)
     assert data["strings"]["hover_pooled"] == t("long_hover_mass", "zh-TW")
+    scale, unit = t("scale_relative", "zh-TW"), t("scale_bar_relative", "zh-TW")
+    assert data["strings"]["bar"] == t("long_scale_bar", "zh-TW", scale=scale, unit=unit)
+    assert data["strings"]["pick"] == t("long_head_pick", "zh-TW")
     assert t("long_reduce_caption_mass", "zh-TW") in [c.value for c in at.caption]
     big = run_app({"tokenizer": "char"})
     big.session_state["text"] = "字" * 1_000_000  # typed (a link cannot carry it)
@@ -125,9 +180,12 @@ def test_reduce_changes_what_a_pixel_says(reduce: str) -> None:
     data = long_map(at)
     assert data["reduce"] == reduce and data["overview"][0]["reduce"] == reduce
     assert data["strings"]["hover_pooled"] == t(f"long_hover_{reduce}", "en")
+    assert "relative" not in data["overview"][0]  # no mask: the browser computes every cell
 
 
-def test_widest_model_at_4096_tokens_stays_within_the_payload() -> None:
+def test_widest_model_at_4096_tokens_stays_within_the_payload(monkeypatch) -> None:
+    # the payload only: its 64 heads' statistics (~6 s) are tested on 8 heads above
+    monkeypatch.setattr("ui.longstats.long_stats", lambda *_: ([], []))
     at = run_app({**LONG, "embed_dim": "1024", "num_heads": "64"})
     assert not at.exception
     data = long_map(at)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from attention_core.longmap import AttentionMap
+    from attention_core.stats import HeadStats
     from attention_core.tokenize import Token
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "long_overview",
     "long_rollout",
     "long_sinks",
+    "long_stats",
     "long_subject",
     "pretrained_token_count",
     "token_count",
@@ -121,22 +123,45 @@ def long_subject(source: tuple) -> LongSubject:
     )
 
 
-def _overview(subject: LongSubject, layer: int, reduce: str) -> str:
+def _overview(subject: LongSubject, layer: int, reduce: str, relative: bool) -> str:
     from attention_core.longrun import overview_size
+    from attention_core.longscale import relative_values
     from ui.longchart import overview_json
     from ui.tiles import tile_payload
 
-    size = overview_size(subject.num_heads)
+    # relative causal "max" cells travel beside the values: half the cells, the same bytes
+    size = overview_size(subject.num_heads * (2 if relative else 1))
     amap = subject.maps[layer]
     tiles = [amap.overview(h, size=size, reduce=reduce) for h in range(subject.num_heads)]
-    return overview_json([tile_payload(t) for t in tiles if t is not None])
+    return overview_json(
+        [tile_payload(t, relative_values(amap, t) if relative else None) for t in tiles if t]
+    )
+
+
+def long_overview(source: tuple, layer: int, reduce: str, scale: str = "absolute") -> str:
+    """Every head's pooled overview of one layer of `long_subject(source)`, as the long map's
+    JSON: ~50-100 ms a head at 4 096 tokens, so once per text, layer and reduce. Under the
+    relative `scale`, a causal map's "max" cells carry their relative values
+    (longscale.sends_relative)."""
+    from attention_core.longscale import sends_relative
+
+    causal = long_subject(source).maps[layer].causal
+    return _long_overview(source, layer, reduce, sends_relative(reduce, scale, causal=causal))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)  # ≤ 5.6 MB of JSON (LONG_OVERVIEW_CELLS)
-def long_overview(source: tuple, layer: int, reduce: str) -> str:
-    """Every head's pooled overview of one layer of `long_subject(source)`, as the long map's
-    JSON: ~50-100 ms a head at 4 096 tokens, so once per text, layer and reduce."""
-    return _on_worker(_overview, long_subject(source), layer, reduce)
+def _long_overview(source: tuple, layer: int, reduce: str, relative: bool) -> str:
+    return _on_worker(_overview, long_subject(source), layer, reduce, relative)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def long_stats(source: tuple, layer: int) -> tuple[list[HeadStats], list[tuple[str, float] | None]]:
+    """`attention_core.longstats.long_head_summary` of one layer of `long_subject(source)`:
+    every head's statistics and pattern over all its weights, streamed (0.4-1.3 s at 4 096
+    tokens × 8 heads on the shared 2-core machine)."""
+    from attention_core.longstats import long_head_summary
+
+    return _on_worker(long_head_summary, long_subject(source).maps[layer])
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

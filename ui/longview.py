@@ -27,8 +27,10 @@ from ui.cache_long import (
     token_count,
 )
 from ui.charts import show_chart
-from ui.common import choose, md_escape, tr
+from ui.common import choose, colour_scale_choice, md_escape, tr
 from ui.longchart import show_long_map
+from ui.longstats import show_long_stats
+from ui.scale_notes import long_scale_caption
 from ui.tiles import publish, store
 
 if TYPE_CHECKING:  # transformers loads with the model, not with the page
@@ -176,6 +178,9 @@ def _map(subject: LongSubject, source: tuple, layer: int, *, prefix: str) -> Non
         required=True,
     )
     st.caption(tr(f"long_reduce_caption_{reduce}"))
+    scale = colour_scale_choice()  # the app's colour scale (`scale=` in the link)
+    causal = subject.maps[layer].causal
+    st.caption(long_scale_caption(scale, subject.n, causal=causal))
     query = st.text_input(tr("long_find_label"), key=f"{prefix}_find", help=tr("long_find_help"))
     labels = subject.labels
     focus = None
@@ -192,17 +197,20 @@ def _map(subject: LongSubject, source: tuple, layer: int, *, prefix: str) -> Non
             format_func=lambda r: tr("long_find_option", row=r, label=labels[r]),
         )
     with st.spinner(tr("computing")):
-        overview = long_overview(source, layer, reduce)
+        overview = long_overview(source, layer, reduce, scale)
     show_long_map(
         map_id=subject.map_id,
         layer=layer,
         overview_json=overview,
         labels=labels,
         reduce=reduce,
+        scale=scale,
+        causal=causal,
         focus=focus,
         focus_key=f"{query.strip()}\x00{focus}",
         key=f"{prefix}_map",
     )
+    show_long_stats(subject, source, layer)
 
 
 def _blocks(subject: LongSubject, source: tuple, layer: int, kind: str, *, prefix: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from attention_core.figures.scales import RELATIVE_MAX
 from ui.common import tr
 
-__all__ = ["scale_caption"]
+__all__ = ["long_scale_caption", "scale_caption"]
 
 
 def scale_caption(scale: str, n: int, *, one_axis: bool = False) -> str:
@@ -22,3 +22,12 @@ def scale_caption(scale: str, n: int, *, one_axis: bool = False) -> str:
         key = "scale_caption_contrast_all"
     n = max(n, 1)
     return tr(key, n=n, uniform=1 / n, top=RELATIVE_MAX / n)
+
+
+def long_scale_caption(scale: str, n: int, *, causal: bool) -> str:
+    """The long map's caption of colour scale `scale` for n tokens: what its colours mean for
+    exact and for pooled cells (attention_core.longscale); `causal`: rows' even shares are
+    1/(i + 1)."""
+    n = max(n, 1)
+    key = f"long_scale_caption_{scale}" + ("_causal" if causal and scale == "relative" else "")
+    return tr(key, n=n, last=n - 1, uniform=1 / n)

@@ -2,7 +2,7 @@
 
 A long map (attention_core.longrun, 4 096 tokens × 8 heads) is far too large to send whole:
 the page sends each head's pooled overview, and the browser asks for the rectangle it zooms
-to, `GET /_studio/tile?map=<id>&layer=&head=&r0=&r1=&c0=&c1=&size=&reduce=`, answered here
+to, `GET /_studio/tile?map=<id>&layer=&head=&r0=&r1=&c0=&c1=&size=&reduce=&scale=`, answered here
 in front of Streamlit (ASGI middleware, like ui/server.py's StaticAssets) from one
 process-wide `MapStore` (attention_core.longstore: least recently used maps evicted within
 LONG_STORE_BYTES). A rerun would cost the whole script and a websocket round trip; a tile is
@@ -15,7 +15,9 @@ id → 404 {"error": "gone"} (the page builds the map again on its next run), ba
 400, a rectangle outside the map → 404 {"error": "outside"}.
 
 The answer (`tile_payload`): values as base64 little-endian float32 (R × C, row-major), the
-row and column edges (tokens where each cell starts, then the end), block, reduce, exact.
+row and column edges (tokens where each cell starts, then the end), block, reduce, exact;
+with `scale=relative`, a causal map's pooled "max" cells also carry their values relative to
+an even share (`relative`, attention_core.longscale: the browser computes the others).
 torch and the store load on the first tile or publish, not when the server starts.
 """
 
@@ -34,6 +36,8 @@ from urllib.parse import parse_qs
 from ui.server import ASGIApp, Receive, Scope, Send, _base_path
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from attention_core.longmap import AttentionMap, Tile
     from attention_core.longstore import MapStore
 
@@ -70,15 +74,16 @@ def tile_url(base_path: str | None = None) -> str:
     return f"{'/' + base if base else ''}{TILE_PATH}"
 
 
-def tile_payload(tile: Tile) -> dict[str, Any]:
-    """A tile as plain JSON data (see the module docstring)."""
-    import numpy as np
-
-    values = np.ascontiguousarray(tile.values, dtype="<f4")  # (R, C)
+def tile_payload(tile: Tile, relative: np.ndarray | None = None) -> dict[str, Any]:
+    """A tile as plain JSON data (see the module docstring); `relative` (R, C): its values
+    relative to an even share (attention_core.longscale), sent as "relative" the same way."""
+    values = _base64(tile.values)  # (R, C)
+    extra = {} if relative is None else {"relative": _base64(relative)}
     return {
         "head": int(tile.head),
-        "values": base64.b64encode(values.tobytes()).decode("ascii"),
-        "shape": list(values.shape),
+        "values": values,
+        **extra,
+        "shape": list(tile.values.shape),
         "rows": tile.row_edges.tolist(),
         "cols": tile.col_edges.tolist(),
         "block": int(tile.block),
@@ -87,10 +92,18 @@ def tile_payload(tile: Tile) -> dict[str, Any]:
     }
 
 
+def _base64(array: np.ndarray) -> str:
+    """float32 little-endian bytes, row-major, as base64 text."""
+    import numpy as np
+
+    return base64.b64encode(np.ascontiguousarray(array, dtype="<f4").tobytes()).decode("ascii")
+
+
 def answer(query: str) -> tuple[int, dict[str, Any]]:
     """The status and JSON body for a tile request's query string; never raises."""
     from attention_core.limits import MAX_TILE_SIZE
     from attention_core.longmap import REDUCES
+    from attention_core.longscale import relative_values, sends_relative
 
     params = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
     map_id = params.get("map", "")
@@ -124,7 +137,11 @@ def answer(query: str) -> tuple[int, dict[str, Any]]:
     )
     if tile is None:
         return 404, {"error": "outside"}
-    return 200, {**tile_payload(tile), "layer": numbers["layer"]}
+    relative = None
+    layer = maps[numbers["layer"]]
+    if not tile.exact and sends_relative(reduce, params.get("scale", ""), causal=layer.causal):
+        relative = relative_values(layer, tile)
+    return 200, {**tile_payload(tile, relative), "layer": numbers["layer"]}
 
 
 def _safe_answer(query: str) -> tuple[int, dict[str, Any]]:

@@ -47,12 +47,15 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, np.ndarray]:
     return folder, own
 
 
-def _painted(page: Page, layer: int) -> None:
+def _painted(page: Page, layer: int, *, shown: int | None = None) -> None:
+    """Every head of `layer` painted (or only the `shown` one: a phone shows one at a time)."""
+    want = "null" if shown is None else shown
     page.wait_for_function(
         f"""() => {{
           const plots = [...document.querySelectorAll('{HEADS}')];
-          return plots.length === 4 && plots.every((p) => p.dataset.painted
-            && p._fullData && p._fullData[0].z.length > 0 && p.__layer === {layer});
+          return plots.length === 4 && plots.every((p, h) => p.__layer === {layer}
+            && (({want} !== null && h !== {want})
+                || (p.dataset.painted && p._fullData && p._fullData[0].z.length > 0)));
         }}""",
         timeout=PAINT_MS,
     )
@@ -143,11 +146,12 @@ def test_a_phone_reads_a_llamas_long_map(
         phone.set_viewport_size({"width": 390, "height": 844})
         open_page(phone, app_server, "pretrained", params={"text": TEXT, "lang": "en"})
         _use_model(phone, folder)
-        _painted(phone, layer=0)
+        _painted(phone, layer=0, shown=0)  # one head at a time, picked in a list
         widths = phone.evaluate(
             f"() => [...document.querySelectorAll('{HEADS}')].map((p) => p.offsetWidth)"
         )
-        assert all(0 < w <= 390 for w in widths), widths
+        assert 0 < widths[0] <= 390 and widths[1:] == [0, 0, 0], widths
+        assert phone.get_by_role("combobox", name="Head shown").is_visible()
         _no_sideways_scroll(phone)
         assert_no_exception(phone)
         screenshot(phone, "pretrained-long-phone")
