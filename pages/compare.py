@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import pandas as pd
 import streamlit as st
 
 from attention_core.compare import (
@@ -17,20 +16,16 @@ from attention_core.compare import (
     layer_view,
     pretrained_labels,
     same_tokens,
-    sort_heads,
     stack_heads,
-    stats_rows,
 )
 from attention_core.figures.compare import (
     plot_difference,
-    plot_similarity,
-    plot_stat_bars,
     without_cramped_text,
 )
 from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.figures.style import HALF_WIDTH_PX
 from attention_core.settings import MAX_SEED, TOKENIZERS, head_options, nearest_heads
-from attention_core.stats import STAT_NAMES, head_similarity, head_stats, similarity_order
+from attention_core.stats import STAT_NAMES, head_similarity, head_stats
 from attention_core.tokenize import token_labels
 from ui.attention_file import FILE_STATE
 from ui.charts import show_chart
@@ -46,6 +41,9 @@ from ui.common import (
     token_chips,
     tr,
 )
+from ui.compare_long import show_long_compare
+from ui.compare_parts import similarity, statistics
+from ui.longview import is_long, is_long_pretrained
 from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop, unknown_warning
 
 if TYPE_CHECKING:
@@ -149,90 +147,13 @@ def difference(
     )
 
 
-def statistics(groups: list[tuple[np.ndarray, list[str], list[str]]]) -> None:
-    """Head statistics of one or more stacks: a sortable table and one metric as bars.
-
-    `groups`: (weights (H, n, n), head names, token labels) per stack.
-    """
-    st.subheader(tr("compare_stats_header"), help=tr("compare_stats_help"))
-    stats, rows = [], []
-    for weights, names, labels in groups:
-        group_stats = head_stats(weights)
-        stats += group_stats
-        rows += stats_rows(group_stats, names, labels)
-    c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
-    sort_key = choose(
-        c1.selectbox,
-        tr("compare_sort_label"),
-        SORT_KEYS,
-        key="compare_sort",
-        default="entropy",
-        format_func=lambda stat: tr(f"compare_stat_{stat}"),
-    )
-    metric = choose(
-        c2.selectbox,
-        tr("compare_metric_label"),
-        STAT_NAMES,
-        key="compare_metric",
-        default="entropy",
-        format_func=lambda stat: tr(f"compare_stat_{stat}"),
-    )
-    descending = c3.toggle(
-        tr("compare_descending_label"),
-        seeded("compare_descending", True),
-        key="compare_descending",
-    )
-    order = sort_heads(stats, sort_key, descending=descending)
-    table = pd.DataFrame([rows[i] for i in order])
-    columns = {"head": st.column_config.TextColumn(tr("compare_stat_head"))}
-    columns.update(
-        {
-            m: st.column_config.NumberColumn(tr(f"compare_stat_{m}"), format="%.3f")
-            for m in STAT_NAMES
-        }
-    )
-    columns["top_key"] = st.column_config.TextColumn(tr("compare_stat_top_key"))
-    st.dataframe(
-        table,
-        column_config=columns,
-        hide_index=True,
-        key="compare_stats_table",
-        height="content" if len(rows) <= 24 else "auto",  # every head visible, no scrolling
-    )
-    show_chart(
-        plot_stat_bars(
-            [row[metric] for row in rows],
-            [str(row["head"]) for row in rows],
-            order=order,
-            axis_title=tr(f"compare_stat_{metric}"),
-            y_range=None if metric == "distance" else (0.0, 1.0),  # shares and entropy: 0…1
-        ),
-        key="compare_stats_chart",
-    )
-
-
-def similarity(weights: np.ndarray, names: list[str]) -> None:
-    """Jensen–Shannon similarity of every pair of heads, similar heads next to each other."""
-    st.subheader(tr("compare_sim_header"), help=tr("compare_sim_help"))
-    if weights.shape[0] < 2:
-        st.info(tr("compare_one_head"))
-        return
-    sim = head_similarity(weights)  # (H, H)
-    show_chart(
-        plot_similarity(
-            sim, names, order=similarity_order(sim), colorbar_title=tr("compare_sim_colorbar")
-        ),
-        key="compare_sim_chart",
-    )
-
-
 def one_model(weights: np.ndarray, labels: list[str], names: list[str]) -> None:
     """Mode A: heads of one model (the module or one pretrained layer)."""
     heads_side_by_side(weights, labels, names)
     if weights.shape[0] > 1:  # a single head has nothing to be compared with
         difference(weights, weights, labels, names, names)
-    statistics([(weights, names, labels)])
-    similarity(weights, names)
+    statistics([(head_stats(weights), names, labels)])
+    similarity(head_similarity(weights) if weights.shape[0] > 1 else None, names)
 
 
 def config_b_widgets(settings: Settings) -> Settings:
@@ -327,11 +248,12 @@ def two_configs(settings: Settings) -> None:
         )
     tokens_a = [t.label for t in a.tokens]
     tokens_b = [t.label for t in b.tokens]
+    both = [(head_stats(a.weights), names_a, a.labels), (head_stats(b.weights), names_b, b.labels)]
     if same_tokens(tokens_a, tokens_b):
         # B's head 0 against A's head 0 first: the same head under another configuration
         difference(a.weights, b.weights, a.labels, names_a, names_b, default_b=0)
-        statistics([(a.weights, names_a, a.labels), (b.weights, names_b, b.labels)])
-        similarity(stack_heads(a.weights, b.weights), names_a + names_b)
+        statistics(both)
+        similarity(head_similarity(stack_heads(a.weights, b.weights)), names_a + names_b)
     else:
         st.subheader(tr("compare_diff_header"))
         st.info(tr("compare_tokens_differ"))
@@ -339,7 +261,7 @@ def two_configs(settings: Settings) -> None:
         token_chips(tokens_a)
         st.markdown(tr("compare_tokens_b", n=len(tokens_b)))
         token_chips(tokens_b)
-        statistics([(a.weights, names_a, a.labels), (b.weights, names_b, b.labels)])
+        statistics(both)
         st.subheader(tr("compare_sim_header"))
         st.info(tr("compare_sim_tokens_differ"))
 
@@ -388,6 +310,9 @@ elif source == "file":
 elif source == "pretrained":
     name = state.get(MODEL_STATE, "")
     model = model_or_stop(name)
+    if is_long_pretrained(name, model, settings.text):  # past 512 tokens, within its context
+        show_long_compare(("pretrained", name, settings.text), model_label(name))
+        st.stop()
     result = result_or_stop(name, settings.text)
     unknown_warning(model, result, settings.text, key="compare_to_reader")
     st.caption(
@@ -428,7 +353,9 @@ else:
         )
         or "heads"
     )
-    if mode == "heads":
+    if mode == "heads" and is_long(settings):  # the landing page's long map's heads
+        show_long_compare(("module", settings.model), None)
+    elif mode == "heads":
         analysis = analysis_or_stop(settings)
         one_model(analysis.weights, analysis.labels, _names(analysis.weights.shape[0]))
     else:

@@ -106,3 +106,28 @@ def test_a_4096_token_map_is_read_a_block_at_a_time(monkeypatch) -> None:
     stats = long_head_stats(m)
     assert len(stats) == 2 and all(0 < s.entropy <= 1 for s in stats)
     assert 0 < largest[0] <= m.scratch < 4096 * 4096
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_head_similarity_streamed_equals_the_full_weights(causal: bool) -> None:
+    """long_head_similarity against stats.head_similarity on the same map's full weights,
+    in blocks of a few rows (a small scratch: many blocks, causal ones cut at their row)."""
+    from attention_core.longstats import long_head_similarity
+    from attention_core.stats import head_similarity
+
+    q, k = qk(5, 300, 8, seed=11)
+    m = AttentionMap.from_qk(q, k, causal=causal, scratch=3000)
+    full = np.stack([m.exact(h, slice(0, 300), slice(0, 300)) for h in range(5)])  # (H, n, n)
+    got = long_head_similarity(m)
+    np.testing.assert_allclose(got, head_similarity(full), atol=EXACT)
+    assert np.allclose(got, got.T) and np.all(np.diag(got) == 1.0)
+
+
+def test_head_similarity_refuses_past_its_work_bound() -> None:
+    from attention_core.longstats import SIMILARITY_WORK, long_head_similarity
+
+    q, k = qk(16, 4096, 2, seed=1)
+    m = AttentionMap.from_qk(q, k, causal=True)
+    assert 16 * 15 // 2 * 4096**2 > SIMILARITY_WORK
+    with pytest.raises(ValueError, match="SIMILARITY_WORK"):
+        long_head_similarity(m)

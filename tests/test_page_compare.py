@@ -161,3 +161,28 @@ def test_heads_sent_from_the_training_page_are_a_source():
     traces = apptest_helpers.heatmaps(at)
     assert [t["x"] for t in traces[:2]] == [sent["labels"]] * 2
     np.testing.assert_array_equal(decode(traces[1]["z"]), weights[1])
+
+
+def test_a_long_text_compares_the_modules_heads_over_every_weight() -> None:
+    """Past 512 tokens the module's heads are compared from their maps: statistics and
+    similarity equal to the exact numbers (pipeline.analyze up to 600 tokens)."""
+    from attention_core.pipeline import analyze
+    from attention_core.settings import ModelSettings
+    from attention_core.stats import STAT_NAMES, head_similarity, head_stats
+
+    text = "字" * 600
+    params = {"text": text, "tokenizer": "char", "embed_dim": "16", "num_heads": "4"}
+    at = helpers_teaching.open_page("compare", {**params, "causal": "true", "lang": "en"})
+    assert not at.exception and not at.error
+    model = ModelSettings(text=text, tokenizer="char", embed_dim=16, num_heads=4, causal=True)
+    weights = analyze(model, max_tokens=600).weights  # (H, n, n): every weight, for reference
+    assert any("600 tokens, more than the 512" in i.value for i in at.info)  # the long path
+    (table,) = [d.value for d in at.dataframe]
+    for h, want in enumerate(head_stats(weights)):
+        row = table[table["head"] == f"head {h}"].iloc[0]
+        for name in STAT_NAMES:
+            assert row[name] == pytest.approx(getattr(want, name), abs=1e-4), (h, name)
+    drawn = chart(at, "compare_sim_chart")["data"][0]
+    order = [int(str(x).split()[-1]) for x in drawn["x"]]
+    want = head_similarity(weights)[np.ix_(order, order)]
+    np.testing.assert_allclose(decode(drawn["z"]), want, atol=1e-4)

@@ -211,3 +211,32 @@ def test_a_million_characters_are_refused_before_tokenizing(llama, where: str, m
     ]
     drawn = [e.proto.component_name for e in at.get("bidi_component")]
     assert LONG_CHART_COMPONENT not in drawn
+
+
+# --- the Compare page on the same text ---------------------------------------------------
+
+
+def test_compare_reads_every_weight_of_a_llamas_heads_at_4096_tokens(llama) -> None:
+    from scipy.spatial.distance import jensenshannon
+
+    from attention_core.stats import STAT_NAMES, head_stats
+
+    params = {"text": TEXT, "lang": "en"}
+    state = {"_pretrained_model_name": llama, "compare_source": "pretrained"}
+    at = open_page("compare", params, {**state, "compare_long_layer": 1})
+    assert not at.exception and not at.error
+    own = own_attentions(llama)[1]  # (H, n, n): layer 1
+    (table,) = [d.value for d in at.dataframe]
+    want = head_stats(own)
+    for h in range(4):  # every statistic of every head, as the exact page computes it
+        row = table[table["head"] == f"head {h}"].iloc[0]
+        for name in STAT_NAMES:
+            assert row[name] == pytest.approx(getattr(want[h], name), abs=1e-4), (h, name)
+    sim = weights_of(chart(at, "compare_sim_chart")["data"][0])  # (H, H) in similarity order
+    names = chart(at, "compare_sim_chart")["data"][0]["x"]
+    order = [int(str(x).split()[-1]) for x in names]
+    for i, a in enumerate(order):  # 1 − mean JSD/ln 2 over rows, from scipy, pair by pair
+        for j, b in enumerate(order):
+            js = jensenshannon(own[a], own[b], axis=1, base=2) ** 2 if a != b else 0.0
+            assert sim[i, j] == pytest.approx(1 - np.mean(js), abs=1e-4), (a, b)
+    assert any("an A − B difference map is drawn" in i.value for i in at.info)

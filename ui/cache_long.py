@@ -31,6 +31,7 @@ __all__ = [
     "long_blocks",
     "long_overview",
     "long_rollout",
+    "long_similarity",
     "long_sinks",
     "long_stats",
     "long_subject",
@@ -207,3 +208,12 @@ def long_rollout(source: tuple, row: int) -> tuple[np.ndarray, np.ndarray]:
         last.exact(h, slice(row, row + 1), slice(0, subject.n))[0] for h in range(last.num_heads)
     )
     return _on_worker(rollout_row, subject.maps, row), raw / last.num_heads
+
+
+@st.cache_data(max_entries=16, show_spinner=False)  # (H, H) float64
+def long_similarity(source: tuple, layer: int) -> np.ndarray:
+    """`attention_core.longstats.long_head_similarity` of one layer of `long_subject(source)`
+    (~2 s at 4 096 tokens × 8 heads; ValueError past its work bound)."""
+    from attention_core.longstats import long_head_similarity
+
+    return _on_worker(long_head_similarity, long_subject(source).maps[layer])
