@@ -14,8 +14,8 @@ of a head.
 Each map is read in row blocks of at most `amap.scratch` floats: one head of 4 096 tokens
 costs n² exp's (~60 ms on one core here) and holds 8 MB at most. The views that have no
 long form say why: attention flow is n² max-flow problems (lens.FLOW_MAX_TOKENS), ablation
-one forward pass of n tokens per head, the neuron view and norm-weighted maps the model's
-value vectors, which a map does not keep.
+one forward pass of n tokens per head, norm-weighted maps the model's value vectors (a map
+does not keep them), and the neuron view draws n × D cells of q⊙k.
 
 Shape legend: L layers, H heads, n tokens, r rows of a block.
 """
