@@ -30,6 +30,7 @@ from attention_core.limits import (
     MAX_TILE_SIZE,
 )
 from attention_core.longmap import AttentionMap
+from attention_core.longtext import MapsOfTokens
 from attention_core.settings import ModelSettings
 from attention_core.tokenize import Token, token_labels, tokenize
 
@@ -64,7 +65,7 @@ def check_length(text: str) -> None:
 
 
 @dataclass(frozen=True, eq=False)
-class LongAnalysis:
+class LongAnalysis(MapsOfTokens):
     """A long text's tokens and its attention maps (one per layer; the untrained module has
     one layer, H heads)."""
 
@@ -77,14 +78,6 @@ class LongAnalysis:
     divisor: float  # what the scores were divided by (√D)
 
     @property
-    def n(self) -> int:
-        return len(self.tokens)
-
-    @property
-    def num_heads(self) -> int:
-        return self.maps[0].num_heads
-
-    @property
     def tokens_cut(self) -> bool:
         """More tokens than a long map takes (MAX_LONG_TOKENS): the rest was dropped."""
         return self.total_tokens > len(self.tokens)
@@ -92,10 +85,6 @@ class LongAnalysis:
     @property
     def labels(self) -> list[str]:
         return token_labels(self.tokens)
-
-    @property
-    def nbytes(self) -> int:
-        return sum(m.nbytes for m in self.maps)
 
 
 def analyze_long(settings: ModelSettings, *, max_tokens: int = MAX_LONG_TOKENS) -> LongAnalysis:

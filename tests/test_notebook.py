@@ -204,20 +204,10 @@ def test_neuron_view_shows_the_models_own_weight(bert) -> None:
 def test_neuron_view_of_a_llama_after_rope_with_shared_keys(bert) -> None:
     """A tiny random Llama, 4 query heads on 2 key/value heads, rotary positions: the view
     rebuilds q and k as the model uses them (every family: tests/test_lens_modern.py)."""
-    from transformers import AutoModelForCausalLM, LlamaConfig
+    from helpers_models import tiny_decoder
 
     _, tokenizer, _, _ = bert
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-    )
-    llama = AutoModelForCausalLM.from_config(config, attn_implementation="eager").eval()
+    llama = tiny_decoder("LlamaConfig", tokenizer.vocab_size, context=128, num_key_value_heads=2)
     inputs = tokenizer("the cat sat on the mat", return_tensors="pt")
     with torch.no_grad():
         own = llama(**inputs, output_attentions=True).attentions[1][0, 3, -1]  # last query

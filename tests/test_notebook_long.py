@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 from availability import needs_minilm
+from helpers_models import minilm_tokenizer, tiny_decoder
 
 from attention_core.limits import EXACT
 from attention_core.notebook import LongViewRefused, NotebookInputError, long_view
@@ -24,30 +25,14 @@ TEXT = "the cat sat on the mat and then it slept. " * 150  # 1 652 tokens
 
 @functools.cache
 def llama():
-    """A tiny Llama (8 192-token context) as a notebook has it, and its tokenizer."""
-    import transformers
-    from transformers import AutoTokenizer
-
-    from attention_core.resources import minilm_dir
-
-    tokenizer = AutoTokenizer.from_pretrained(minilm_dir())
-    tokenizer.model_max_length = 8192
-    config = transformers.LlamaConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=8192,
-    )
-    torch.manual_seed(0)
-    model = transformers.LlamaForCausalLM(config).eval()
-    model.set_attn_implementation("eager")
+    """A tiny Llama (8 192-token context) as a notebook has it, its tokenizer, and its own
+    eager weights for TEXT, (L, H, n, n)."""
+    tokenizer = minilm_tokenizer()
+    model = tiny_decoder("LlamaConfig", tokenizer.vocab_size, num_key_value_heads=2)
     with torch.no_grad():
         inputs = tokenizer(TEXT, return_tensors="pt")
         own = torch.cat(model(**inputs, output_attentions=True).attentions).numpy()
-    return model, tokenizer, own  # own: (L, H, n, n)
+    return model, tokenizer, own
 
 
 def _panels(view) -> list[np.ndarray]:
@@ -85,20 +70,9 @@ def test_a_window_is_the_models_own_weights_exactly() -> None:
 
 
 def test_a_sliding_window_narrower_than_the_text_is_refused() -> None:
-    import transformers
-
     _, tokenizer, _ = llama()
-    config = transformers.MistralConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=8192,
-        sliding_window=128,
-    )
-    mistral = transformers.MistralForCausalLM(config).eval()
+    own = {"num_key_value_heads": 2, "sliding_window": 128}
+    mistral = tiny_decoder("MistralConfig", tokenizer.vocab_size, **own)
     with pytest.raises(LongViewRefused, match="sliding window"):
         long_view(mistral, TEXT, tokenizer=tokenizer)
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from apptest_helpers import chart, decode, long_map, weights_of
 from availability import needs_minilm
+from helpers_models import minilm_tokenizer, tiny_decoder
 from helpers_teaching import open_page
 
 from attention_core.i18n import t
@@ -111,26 +112,9 @@ def test_find_and_sentences_on_a_real_models_long_map(llama) -> None:
 
 
 def test_a_model_whose_window_is_shorter_than_the_text_is_refused(tmp_path: Path) -> None:
-    import torch
-    import transformers
-    from transformers import AutoTokenizer
-
-    from attention_core.resources import minilm_dir
-
-    tokenizer = AutoTokenizer.from_pretrained(minilm_dir())
-    tokenizer.model_max_length = 8192
-    config = transformers.MistralConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=8192,
-        sliding_window=256,
-    )
-    torch.manual_seed(0)
-    transformers.MistralForCausalLM(config).save_pretrained(tmp_path)
+    tokenizer = minilm_tokenizer()
+    own = {"num_key_value_heads": 2, "sliding_window": 256}
+    tiny_decoder("MistralConfig", tokenizer.vocab_size, **own).save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
     at = page(str(tmp_path))
     assert len(at.error) == 1

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 from availability import needs_minilm
+from helpers_models import SMALL, minilm_tokenizer, tiny_decoder
 
 from attention_core.limits import EXACT, MAX_DENSE_FLOATS, MAX_TEXT_CHARS
 from attention_core.pretrained import (
@@ -28,8 +29,6 @@ from attention_core.pretrained import (
 pytestmark = needs_minilm
 
 SENTENCE = "the cat sat on the mat and then it slept. "  # 11 tokens
-SMALL = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2}
-SMALL |= {"num_attention_heads": 4, "max_position_embeddings": 8192}
 CONFIGS = {  # name → (config class, its own settings)
     "llama": ("LlamaConfig", {"num_key_value_heads": 2}),
     "qwen3": ("Qwen3Config", {"num_key_value_heads": 2, "head_dim": 8}),
@@ -46,12 +45,8 @@ CONFIGS = {  # name → (config class, its own settings)
 def _model(name: str):
     """A tiny random model with an 8 192-token context, as a notebook's `from_model`."""
     import transformers
-    from transformers import AutoTokenizer
 
-    from attention_core.resources import minilm_dir
-
-    tokenizer = AutoTokenizer.from_pretrained(minilm_dir())
-    tokenizer.model_max_length = 8192
+    tokenizer = minilm_tokenizer()
     torch.manual_seed(0)
     if name == "gpt2":
         config = transformers.GPT2Config(
@@ -60,15 +55,15 @@ def _model(name: str):
         raw = transformers.GPT2LMHeadModel(config)
     elif name == "bert":
         config = transformers.BertConfig(
-            vocab_size=tokenizer.vocab_size, **SMALL, pad_token_id=tokenizer.pad_token_id
+            vocab_size=tokenizer.vocab_size,
+            **SMALL,
+            max_position_embeddings=8192,
+            pad_token_id=tokenizer.pad_token_id,
         )
         raw = transformers.BertModel(config)
     else:
         config_class, own = CONFIGS[name]
-        config = getattr(transformers, config_class)(
-            vocab_size=tokenizer.vocab_size, **SMALL, **own
-        )
-        raw = transformers.AutoModelForCausalLM.from_config(config)
+        raw = tiny_decoder(config_class, tokenizer.vocab_size, **own)
     return from_model(raw.eval(), tokenizer, name=name)
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from attention_core.limits import MAX_LONG_TOKENS, MAX_TEXT_CHARS, MAX_TOKENS
+from attention_core.longtext import MapsOfTokens
 from ui.cache import _on_worker, loaded_model
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, eq=False)
-class LongSubject:
+class LongSubject(MapsOfTokens):
     """A long text as the long view shows it, whichever model read it."""
 
     text: str  # the text read (cut at MAX_TEXT_CHARS); the tokens' spans index it
@@ -52,18 +53,6 @@ class LongSubject:
     cut_by: str | None  # None, "characters", "model" or "max_tokens" (the tokens' bound first)
     limit: int  # the token bound that applied
     text_cut: bool  # longer than MAX_TEXT_CHARS characters (cut there before tokenizing)
-
-    @property
-    def n(self) -> int:
-        return len(self.tokens)
-
-    @property
-    def num_heads(self) -> int:
-        return self.maps[0].num_heads
-
-    @property
-    def nbytes(self) -> int:
-        return sum(m.nbytes for m in self.maps)
 
     @property
     def labels(self) -> list[str]:

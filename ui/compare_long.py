@@ -12,7 +12,6 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_core.limits import MAX_TOKENS
-from attention_core.longstats import SIMILARITY_WORK
 from attention_core.tokenize import token_labels
 from ui.cache_long import long_similarity, long_stats
 from ui.common import choose, tr
@@ -50,6 +49,8 @@ def show_long_compare(source: tuple, label: str | None) -> None:
         with st.spinner(tr("computing")):
             sim = long_similarity(source, layer)
     except ValueError:  # past its work bound: say which, draw nothing
+        from attention_core.longstats import SIMILARITY_WORK
+
         st.subheader(tr("compare_sim_header"), help=tr("compare_sim_help"))
         st.info(tr("compare_long_sim_bound", heads=heads, n=subject.n, work=SIMILARITY_WORK))
         return

@@ -30,7 +30,6 @@ from attention_core.figures.heads import MASKED_COLOUR
 from attention_core.figures.layout import FONT_PX, LABEL_PITCH, short_label, text_px
 from attention_core.figures.text import literal
 from attention_core.figures.toolbar import chart_config
-from attention_core.longscale import colour_key
 from attention_core.tokenize import token_labels
 from ui.charts import PLOTLY_LOADER_JS, _plotly_url
 from ui.common import colour_bar_title, lang, tr
@@ -70,6 +69,8 @@ def show_long_map(
     up to themselves only (their even share is 1/(i + 1)). `focus`: a row every head jumps
     to, once per new `focus_key`."""
     ticks = [short_label(t) for t in token_labels(labels)]  # (n,) cut, raw
+    from attention_core.longscale import colour_key  # torch: with the first long text
+
     data: dict[str, Any] = {
         # a new map, layer, reduce, scale or language: drawn afresh
         "key": f"{map_id}:{layer}:{reduce}:{scale}:{lang()}",

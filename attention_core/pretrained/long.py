@@ -45,6 +45,7 @@ import numpy as np
 
 from attention_core.limits import EXACT, MAX_LONG_TOKENS, MAX_TEXT_CHARS, ROW_SUM_TOLERANCE
 from attention_core.longmap import AttentionMap
+from attention_core.longtext import MapsOfTokens
 from attention_core.pretrained.forward import _encode, _stack
 from attention_core.pretrained.load import LoadedModel
 from attention_core.pretrained.run import cut_reason
@@ -63,7 +64,7 @@ class LongRefused(ValueError):
 
 
 @dataclass(frozen=True, eq=False)
-class PretrainedLong:
+class PretrainedLong(MapsOfTokens):
     """A long text through a pretrained model: its tokens and one map per layer."""
 
     model: str  # the LoadedModel's name
@@ -78,18 +79,6 @@ class PretrainedLong:
     limit: int  # the token bound that applied: min(max_tokens, the model's context)
     causal: bool
     text_cut: bool = False  # the text was longer than MAX_TEXT_CHARS (whatever cut_by says)
-
-    @property
-    def n(self) -> int:
-        return len(self.tokens)
-
-    @property
-    def num_heads(self) -> int:
-        return self.maps[0].num_heads
-
-    @property
-    def nbytes(self) -> int:
-        return sum(m.nbytes for m in self.maps)
 
     @property
     def spans(self) -> list[Token]:
