@@ -56,3 +56,19 @@ def test_attention_core_imports_from_any_folder_without_the_app_stack(tmp_path: 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['中和', '有', '一個', '永和路']"
+
+
+def test_the_long_views_load_torch_with_the_first_long_text_not_with_the_page() -> None:
+    """The landing, Pretrained, Lens and Compare pages import the long views at their top:
+    those must not bring torch (a second of import) into a page that never shows a long
+    text; each long module imports it when the first long text arrives."""
+    code = (
+        "import sys\n"
+        "import ui.longview, ui.longchart, ui.lens_long, ui.compare_long, ui.cache_long\n"
+        "assert 'torch' not in sys.modules, 'torch imported'\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
