@@ -35,7 +35,7 @@ from attention_core.i18n import glossary, t
 
 from .checks import assert_no_exception, screenshot
 from .chromium import APP_TIMEOUT_MS
-from .waits import expect_rerun, open_page, wait_for_charts
+from .waits import expect_rerun, open_page, settle_charts, wait_for_charts
 
 pytestmark = pytest.mark.browser
 
@@ -223,7 +223,7 @@ def _settle(page: Page) -> None:
         page.wait_for_function(_SETTLED, timeout=APP_TIMEOUT_MS, polling=200)
     except PlaywrightTimeout as error:
         raise AssertionError(f"{page.url} did not settle: {page.evaluate(_STATE)}") from error
-    page.wait_for_timeout(300)  # a chart re-laid out after the last run
+    settle_charts(page)  # every chart's update from the last run drawn
 
 
 def _clean(text: str) -> str:
