@@ -327,6 +327,18 @@ def settle_charts(page: Page) -> None:
     page.evaluate(_SETTLE)
 
 
+def _holds_still(page: Page, quiet_ms: float, state: dict[str, Any]) -> bool:
+    """_HOLDS_STILL; a document replaced while it watched (a navigation) has not held still."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        return bool(page.evaluate(_HOLDS_STILL, [_CHART, quiet_ms, state]))
+    except PlaywrightError as error:
+        if "context was destroyed" in str(error) or "navigat" in str(error):
+            return False
+        raise
+
+
 def wait_for_charts(
     page: Page, *, quiet_ms: float = 300, timeout_ms: float = APP_TIMEOUT_MS
 ) -> int:
@@ -339,7 +351,7 @@ def wait_for_charts(
         settle_charts(page)
         state = page.evaluate(_ALL_PAINTED, _CHART)
         if state["idle"] and not state["waiting"]:
-            if page.evaluate(_HOLDS_STILL, [_CHART, quiet_ms, state]):
+            if _holds_still(page, quiet_ms, state):
                 return int(state["charts"])
             continue  # it changed while it was watched: look again at once
         page.wait_for_timeout(100)
