@@ -25,6 +25,28 @@ if TYPE_CHECKING:
 
 
 # --- what the page shows ----------------------------------------------------------------------
+# A Plotly chart follows the window's size (ui/charts.py: `responsive`): its handler of the
+# window's resize event calls Plotly.Plots.resize, which relayouts 100 ms later and until
+# then keeps `_resolveResize` on the chart. So: the resize event seen, then no relayout
+# pending, then two frames painted. A bound (RELAYOUT_BOUND_MS) for a page where no resize
+# event or relayout ever comes: the shot is then taken as the page is.
+RELAYOUT_BOUND_MS = 5_000
+_NOTE_RESIZE = """() => { window.__shotResized = false;
+  window.addEventListener('resize', () => { window.__shotResized = true; }, {once: true}); }"""
+_RELAID_OUT = f"""
+async () => {{
+  const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const pause = () => new Promise((r) => setTimeout(r, 20));
+  const end = performance.now() + {RELAYOUT_BOUND_MS};
+  const pending = () => [...document.querySelectorAll('.js-plotly-plot')]
+    .some((plot) => plot._resolveResize);
+  while (!window.__shotResized && performance.now() < end) await pause();
+  while (pending() && performance.now() < end) await pause();
+  await frames();
+}}
+"""
+
+
 def screenshot(page: Page, name: str) -> Path:
     """Save tests/artifacts/<name>.png of the whole app, scrolled-away parts included.
 
@@ -40,8 +62,9 @@ def screenshot(page: Page, name: str) -> Path:
     )
     height = min(max(int(tall), size["height"]), 6000)
     if height > size["height"]:
+        page.evaluate(_NOTE_RESIZE)
         page.set_viewport_size({"width": size["width"], "height": height})
-        page.wait_for_timeout(300)  # let charts re-layout to the new viewport
+        page.evaluate(_RELAID_OUT)  # the charts re-laid out to the new viewport
     try:
         page.screenshot(path=str(path), full_page=True)
     finally:

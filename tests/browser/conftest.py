@@ -23,6 +23,7 @@ Helpers, one module each job (import them in a test module of this folder, e.g.
     expect_rerun(page)            context manager: the action inside must trigger a rerun
     maybe_rerun(page) -> Settled  context manager: wait for the run an action may trigger
     wait_for_charts(page)         every Plotly chart on the page drawn, heatmaps painted
+    settle_charts(page)           two frames, then every chart's queued Plotly update drawn
     wait_for_heatmaps(page, count, chart=0) -> traces   wait until painted, return traces
     plotly_traces(page, chart=0) -> list[dict]   the traces Plotly drew (x, y, z, shape)
   checks.py: what the page shows

@@ -35,7 +35,7 @@ from attention_core.i18n import glossary, t
 
 from .checks import assert_no_exception, screenshot
 from .chromium import APP_TIMEOUT_MS
-from .waits import expect_rerun, open_page, wait_for_charts
+from .waits import expect_rerun, open_page, settle_charts, wait_for_charts
 
 pytestmark = pytest.mark.browser
 
@@ -223,7 +223,7 @@ def _settle(page: Page) -> None:
         page.wait_for_function(_SETTLED, timeout=APP_TIMEOUT_MS, polling=200)
     except PlaywrightTimeout as error:
         raise AssertionError(f"{page.url} did not settle: {page.evaluate(_STATE)}") from error
-    page.wait_for_timeout(300)  # a chart re-laid out after the last run
+    settle_charts(page)  # every chart's update from the last run drawn
 
 
 def _clean(text: str) -> str:
@@ -344,18 +344,19 @@ def _in_navigation(page: Page, path: str) -> bool:
     return path in links
 
 
-def _go_to(page: Page, app_server: str, lang: str, path: str) -> None:
+def _go_to(page: Page, lang: str, path: str) -> None:
     """The page at `path`, through the sidebar's navigation as a reader moves (no reload of
-    the front end); the training page by its link, at the fast pace (the default spreads a
-    run over ~10 s for a class to watch)."""
-    if path == "train":
-        params = {"text": SENTENCE[lang], "lang": lang, **SETTINGS, "pace": "fast"}
-        open_page(page, app_server, path, params)
-        return
+    the front end); on the training page the pace is then set to Fast, as a teacher who
+    does not want to wait clicks it (the default spreads a run over ~10 s)."""
     link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]')
     with expect_rerun(page):
         link.click()
     page.wait_for_url(re.compile(f"/{path}(\\?|$)"), timeout=APP_TIMEOUT_MS)
+    if path == "train":
+        fast = page.locator(".st-key-train_pace button", has_text=t("train_pace_fast", lang))
+        with expect_rerun(page):
+            fast.click()
+        page.wait_for_url(re.compile(r"[?&]pace=fast(&|$)"), timeout=APP_TIMEOUT_MS)
 
 
 def _toolbar_titles(page: Page) -> list[str]:
@@ -413,7 +414,7 @@ def test_every_page_speaks_one_language(page: Page, app_server: str, lang: str):
         if path:
             if not _in_navigation(page, path):
                 continue  # a page not in the navigation yet
-            _go_to(page, app_server, lang, path)
+            _go_to(page, lang, path)
         _check_painted(page, path)
         name = f"lang-{lang}-{path or 'heatmaps'}"
         found += _check_page(page, lang, path, name)

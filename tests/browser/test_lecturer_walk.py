@@ -249,6 +249,9 @@ def train_page(walk: Walk) -> None:
         steps.press("Enter")
 
     walk.step("60 training steps", fewer_steps)
+    # the Fast pace, as a lecturer who does not want the class to wait picks it (the default
+    # spreads any run over ~10 s; test_train_browser.py watches a run at that pace)
+    walk.step("fast pace", walk.segment("train_pace_label", walk.tr("train_pace_fast")).click)
     run = walk.main.get_by_role("button", name=walk.tr("train_run_label"))
 
     def train() -> None:

@@ -150,7 +150,8 @@ def test_a_run_is_watched_replayed_and_an_induction_head_is_named_in_both_langua
     page.evaluate(_RECORD_FRAMES, 2)
     main.get_by_role("button", name="▶ Play").click()
     expect(main.get_by_role("button", name="❚❚ Pause")).to_be_enabled(timeout=WAIT_MS)
-    page.wait_for_timeout(3_000)
+    # until the picture has moved (the frames asserted below), not a fixed 3 s of playback
+    page.wait_for_function("(n) => window.__frames.length >= n", arg=5, timeout=WAIT_MS)
     with expect_rerun(page):
         # Each playback frame mounts its charts under new keys (ui/train_playback.py), so the
         # page reflows under the button several times a second and Playwright's hit test can

@@ -266,6 +266,7 @@ _TRACES = """
 """
 
 
+# The state of every chart: {idle, charts, waiting} (what still waits to be painted).
 _ALL_PAINTED = """
 (selector) => {
   const app = document.querySelector('[data-testid="stApp"]');
@@ -301,9 +302,41 @@ async () => {
 }
 """
 
+# `[selector, quietMs, seen]`: true if the charts' state stays `seen` for `quietMs`, looked
+# at in the page after every settle (two frames and the queued updates, as above): one call
+# instead of a look from Python every 100 ms, so a change between two of those looks cannot
+# slip through, and the wait ends when the time is up, not at the next look after it.
+_HOLDS_STILL = f"""
+async ([selector, quietMs, seen]) => {{
+  const settle = {_SETTLE.strip()};
+  const state = {_ALL_PAINTED.strip()};
+  const key = (s) => JSON.stringify([s.idle, s.charts, s.waiting]);
+  const want = key(seen);
+  const start = performance.now();
+  for (;;) {{
+    await settle();
+    if (key(state(selector)) !== want) return false;
+    if (performance.now() - start >= quietMs) return true;
+  }}
+}}
+"""
 
-def _settle_charts(page: Page) -> None:
+
+def settle_charts(page: Page) -> None:
+    """Two frames, then every chart's queued Plotly updates done (see _SETTLE)."""
     page.evaluate(_SETTLE)
+
+
+def _holds_still(page: Page, quiet_ms: float, state: dict[str, Any]) -> bool:
+    """_HOLDS_STILL; a document replaced while it watched (a navigation) has not held still."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        return bool(page.evaluate(_HOLDS_STILL, [_CHART, quiet_ms, state]))
+    except PlaywrightError as error:
+        if "context was destroyed" in str(error) or "navigat" in str(error):
+            return False
+        raise
 
 
 def wait_for_charts(
@@ -314,16 +347,13 @@ def wait_for_charts(
     is idle, and all that has held still for `quiet_ms`; return how many charts there are."""
     deadline = time.monotonic() + timeout_ms / 1000
     state: dict[str, Any] | None = None
-    since: float | None = None
     while time.monotonic() < deadline:
-        _settle_charts(page)
-        now = page.evaluate(_ALL_PAINTED, _CHART)
-        ready = now["idle"] and not now["waiting"]
-        if not ready or now != state:
-            since = time.monotonic() if ready else None
-        state = now
-        if since is not None and (time.monotonic() - since) * 1000 >= quiet_ms:
-            return int(now["charts"])
+        settle_charts(page)
+        state = page.evaluate(_ALL_PAINTED, _CHART)
+        if state["idle"] and not state["waiting"]:
+            if _holds_still(page, quiet_ms, state):
+                return int(state["charts"])
+            continue  # it changed while it was watched: look again at once
         page.wait_for_timeout(100)
     raise AssertionError(f"charts not painted on {page.url}: {state}")
 
@@ -357,7 +387,7 @@ def wait_for_heatmaps(
     state: dict[str, Any] | None = None
     last: str | None = None
     while time.monotonic() < deadline:
-        _settle_charts(page)
+        settle_charts(page)
         state = page.evaluate(_PAINTED, [_CHART, chart])
         if state and state["idle"] and state["traces"] == count == state["painted"]:
             traces = plotly_traces(page, chart)

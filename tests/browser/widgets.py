@@ -74,26 +74,29 @@ def edit_cell(
     Glide's grid is a canvas: click the row's index cell, move right to the cell, open its
     editor with Enter, replace its text and commit with Enter (a rerun, if it changed).
     A read-only table (st.dataframe) opens no editor: Playwright's TimeoutError after
-    `open_timeout_ms`.
+    `open_timeout_ms`; so does a grid that is gone (a rerun the click set off replaced it),
+    instead of each step waiting the context's whole default for it.
     """
+    wait = open_timeout_ms
     # mid-screen: near the top, the app's header (transparent) would take the click
-    grid.evaluate("(el) => el.scrollIntoView({block: 'center'})")
-    box = grid.bounding_box()
+    grid.evaluate("(el) => el.scrollIntoView({block: 'center'})", timeout=wait)
+    box = grid.bounding_box(timeout=wait)
     assert box is not None, "the data editor is not on screen"
     y = box["y"] + _GRID_HEADER_PX * (row + 1) + _GRID_HEADER_PX / 2
     page.mouse.click(box["x"] + 10, y)
     grid.locator("canvas").first.evaluate(
         "(canvas) => new Promise((done) => { const t = Date.now(); (function poll() {"
         " if (document.activeElement === canvas || Date.now() - t > 5000) done();"
-        " else setTimeout(poll, 20); })(); })"
+        " else setTimeout(poll, 20); })(); })",
+        timeout=wait,
     )  # the grid has the keyboard before the arrows go to it
     for _ in range(column + 1):
         page.keyboard.press("ArrowRight")
     page.keyboard.press("Enter")
     editor = page.locator("input.gdg-input, textarea.gdg-input").first
-    editor.wait_for(state="visible", timeout=open_timeout_ms)
-    editor.fill(value)
-    editor.press("Enter")
+    editor.wait_for(state="visible", timeout=wait)
+    editor.fill(value, timeout=wait)
+    editor.press("Enter", timeout=wait)
 
 
 # --- the settings, as the address bar and the sidebar show them -------------------------------
