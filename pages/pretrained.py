@@ -29,6 +29,7 @@ from attention_core.figures.compare import model_view, plot_model_view, without_
 from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.figures.lens import plot_attention_matrix
 from attention_core.figures.style import HALF_WIDTH_PX
+from attention_core.limits import MAX_TOKENS
 from attention_core.pretrained import MAX_GENERATE
 from attention_core.stats import head_stats
 from ui.cache import untrained_result
@@ -100,7 +101,12 @@ model = model_or_stop(name)
 state[MODEL_STATE] = name  # the Compare page follows the last model that loaded
 if is_long_pretrained(name, model, settings.text):  # past 512 tokens, within its context
     st.caption(
-        tr("pretrained_long_info", model=md_escape(model_label(name)), context=model.max_length)
+        tr(
+            "pretrained_long_info",
+            model=md_escape(model_label(name)),
+            context=model.max_length,
+            limit=MAX_TOKENS,
+        )
         + " · "
         + tr(f"pretrained_family_{model.family}")
     )
