@@ -6,6 +6,8 @@ on a 390 × 844 phone."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from playwright.sync_api import Browser, Page
@@ -192,3 +194,45 @@ def test_the_lens_on_a_llamas_4096_tokens(
     _no_sideways_scroll(page)
     assert_no_exception(page)
     screenshot(page, "lens-long-rollout")
+
+
+SHOTS = Path(__file__).resolve().parents[2] / "assets" / "screenshots"
+
+
+def _readme_shot(page: Page, name: str, bottom_of: str) -> None:
+    """The page from the top down to the bottom of `bottom_of` (a CSS selector), 256
+    colours, as assets/screenshots/<name>.png."""
+    from PIL import Image
+
+    bottom = page.evaluate(
+        "(s) => Math.max(...[...document.querySelectorAll(s)]"
+        ".map((c) => c.getBoundingClientRect().bottom))",
+        bottom_of,
+    )
+    path = SHOTS / f"{name}.png"
+    width = page.viewport_size["width"] if page.viewport_size else 1400
+    page.screenshot(path=str(path), clip={"x": 0, "y": 0, "width": width, "height": bottom + 40})
+    with Image.open(path) as shot:
+        flat = shot.convert("RGB").quantize(256, Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    flat.save(path, optimize=True)
+
+
+@pytest.mark.readme_shots  # writes tracked files: README's pictures of a real model's long text
+def test_long_model_screenshots_for_readme(
+    app_server: str, page: Page, llama: tuple[str, np.ndarray]
+) -> None:
+    folder, _ = llama
+    page.set_viewport_size({"width": 1400, "height": 2400})
+    open_page(page, app_server, "pretrained", params={"text": TEXT, "lang": "en"})
+    _use_model(page, folder)
+    _painted(page, layer=0)
+    _zoom(page, 1, (4000, 4040), (3990, 4050))
+    _readme_shot(page, "pretrained-long", ".studio-long")
+    with expect_rerun(page):
+        page.get_by_role("link", name="Attention lens").click()
+    wait_for_charts(page)
+    with expect_rerun(page):
+        page.get_by_role("radio", name="Rollout of one token").click()
+    wait_for_charts(page)
+    _readme_shot(page, "lens-long-rollout", ".studio-chart, [data-testid='stDataFrame']")
+    assert_no_exception(page)
