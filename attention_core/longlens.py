@@ -10,6 +10,8 @@ of a head.
   from the received attention: the same numbers as `lens.sinks(...).mass`.
 - `rollout_row`: one query's attention rollout (Abnar & Zuidema 2020) through every layer,
   (n,), and `top_keys`, the keys it ends on.
+- `long_row_change`: a minimal pair of long texts — how one token's row changes between
+  them on the tokens both share, every layer × head (lens.row_change's RowChange).
 
 Each map is read in row blocks of at most `amap.scratch` floats: one head of 4 096 tokens
 costs n² exp's (~60 ms on one core here) and holds 8 MB at most. The views that have no
@@ -26,10 +28,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from attention_core.lens.minimal_pairs import RowChange, shared_tokens
 from attention_core.lens.sink_tokens import SINK_KINDS, sink_positions
 from attention_core.longmap import AttentionMap, rollout_rows
 
-__all__ = ["received", "rollout_row", "sink_mass", "top_keys"]
+__all__ = ["long_row_change", "received", "rollout_row", "sink_mass", "top_keys"]
 
 
 def received(amap: AttentionMap, head: int) -> np.ndarray:
@@ -71,3 +74,40 @@ def top_keys(weights: np.ndarray, k: int) -> list[tuple[int, float]]:
     k = max(0, min(int(k), w.size))
     order = np.lexsort((np.arange(w.size), -w))[:k]
     return [(int(i), float(w[i])) for i in order]
+
+
+def long_row_change(
+    maps_a: Sequence[AttentionMap],
+    tokens_a: Sequence[str],
+    maps_b: Sequence[AttentionMap],
+    tokens_b: Sequence[str],
+    query: int,
+) -> RowChange | None:
+    """`lens.row_change` of two long texts' maps: token `query` (a position in A)'s row in
+    every layer × head, against its counterpart's in B on the keys both share (matched in
+    order, difflib); None when it has no counterpart. Reads one row per head: (L, H, n)."""
+    if len(maps_a) != len(maps_b) or maps_a[0].num_heads != maps_b[0].num_heads:
+        raise ValueError("both texts must come from one model")
+    pairs = shared_tokens(tokens_a, tokens_b)
+    partner = dict(pairs).get(query)
+    if partner is None:
+        return None
+    cols_a = np.array([i for i, _ in pairs])  # (s,)
+    cols_b = np.array([j for _, j in pairs])
+
+    def rows(maps: Sequence[AttentionMap], row: int, cols: np.ndarray) -> np.ndarray:
+        return np.stack(
+            [
+                np.stack(
+                    [
+                        m.exact(h, slice(row, row + 1), slice(0, m.n))[0, cols]
+                        for h in range(m.num_heads)
+                    ]
+                )
+                for m in maps
+            ]
+        ).astype(np.float64)  # (L, H, s)
+
+    rows_a, rows_b = rows(maps_a, query, cols_a), rows(maps_b, partner, cols_b)
+    change = 0.5 * np.abs(rows_a - rows_b).sum(axis=-1)  # (L, H)
+    return RowChange(pairs, (query, partner), change, rows_a, rows_b)

@@ -18,7 +18,9 @@ from attention_core.limits import MAX_INPUT_CHARS
 from ui.cache import pretrained_result
 from ui.charts import show_chart
 from ui.common import choose, entry_guard, md_escape, seeded, tr
+from ui.longview import is_long_pretrained
 from ui.models import MODEL_STATE, cut_warning, model_label, model_or_stop, unknown_warning
+from ui.pairs_long import show_long_pairs
 
 state = st.session_state
 EXAMPLE_A = "The animal didn't cross the street because it was too tired."
@@ -47,6 +49,9 @@ if max(len(text_a), len(text_b)) > MAX_INPUT_CHARS:  # refused before anything i
     st.stop()
 model = model_or_stop(name)
 st.caption(md_escape(model_label(name)))
+if is_long_pretrained(name, model, text_a) or is_long_pretrained(name, model, text_b):
+    show_long_pairs(name, model_label(name), text_a, text_b)  # past 512 tokens, in context
+    st.stop()
 with st.spinner(tr("pretrained_running")):
     a = pretrained_result(name, text_a)
     b = pretrained_result(name, text_b)

@@ -69,3 +69,22 @@ def test_top_keys_largest_first_ties_by_position() -> None:
     assert top_keys(np.array([0.1, 0.4, 0.1, 0.4]), 3) == [(1, 0.4), (3, 0.4), (0, 0.1)]
     assert top_keys(np.array([0.5]), 9) == [(0, 0.5)]
     assert top_keys(np.array([0.5]), 0) == []
+
+
+def test_a_long_minimal_pair_equals_the_dense_row_change() -> None:
+    """long_row_change against lens.row_change on the same maps' full weights: two texts of
+    300 tokens that differ in two places (one token swapped, one inserted)."""
+    from attention_core.lens import row_change
+    from attention_core.longlens import long_row_change
+
+    tokens_a = [f"w{i % 37}" for i in range(300)]
+    tokens_b = tokens_a[:100] + ["other"] + tokens_a[101:200] + ["new"] + tokens_a[200:299]
+    maps_a = _maps(2, 3, 300, causal=True, seed=3)
+    maps_b = _maps(2, 3, 300, causal=True, seed=4)
+    got = long_row_change(maps_a, tokens_a, maps_b, tokens_b, 250)
+    want = row_change(_dense(maps_a), tokens_a, _dense(maps_b), tokens_b, 250)
+    assert got is not None and want is not None
+    assert got.pairs == want.pairs and got.query == want.query == (250, 251)
+    np.testing.assert_allclose(got.change, want.change, atol=EXACT)
+    np.testing.assert_allclose(got.rows_b, want.rows_b, atol=EXACT)
+    assert long_row_change(maps_a, tokens_a, maps_b, tokens_b, 100) is None  # swapped away

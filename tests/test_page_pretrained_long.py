@@ -224,3 +224,44 @@ def test_compare_reads_every_weight_of_a_llamas_heads_at_4096_tokens(llama) -> N
             js = jensenshannon(own[a], own[b], axis=1, base=2) ** 2 if a != b else 0.0
             assert sim[i, j] == pytest.approx(1 - np.mean(js), abs=1e-4), (a, b)
     assert any("an A − B difference map is drawn" in i.value for i in at.info)
+
+
+# --- Minimal pairs of long texts -------------------------------------------------------
+
+
+def test_a_long_minimal_pair_ranks_heads_by_the_models_own_rows(llama) -> None:
+    """Two 4 096-token prompts that differ in one word (sentence 300: cat → dog): the last
+    token's row in every layer × head, against transformers' own weights of both texts."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from attention_core.lens.minimal_pairs import shared_tokens
+
+    text_b = SENTENCE * 300 + SENTENCE.replace("cat", "dog") + SENTENCE * 99
+    state = {"_pretrained_model_name": llama, "pairs_a": TEXT, "pairs_b": text_b}
+    at = open_page("minimal_pairs", {"lang": "en"}, state)
+    assert not at.exception and not at.error
+    tokenizer = AutoTokenizer.from_pretrained(llama, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(
+        llama, attn_implementation="eager", local_files_only=True
+    ).eval()
+    enc = tokenizer(text_b, return_tensors="pt", truncation=True, max_length=MAX_LONG_TOKENS)
+    with torch.no_grad():
+        own_b = torch.cat(model(**enc, output_attentions=True).attentions).numpy()
+    own_a = own_attentions(llama)
+    tokens_a = tokenizer.convert_ids_to_tokens(
+        tokenizer(TEXT, truncation=True, max_length=4096)["input_ids"]
+    )
+    tokens_b = tokenizer.convert_ids_to_tokens(enc["input_ids"][0])
+    pairs = shared_tokens(tokens_a, tokens_b)
+    cols_a, cols_b = [i for i, _ in pairs], [j for _, j in pairs]
+    rows_a = own_a[:, :, 4095, cols_a].astype(np.float64)  # (L, H, s): the last token's rows
+    rows_b = own_b[:, :, 4095, cols_b].astype(np.float64)
+    want = 0.5 * np.abs(rows_a - rows_b).sum(axis=-1)  # (L, H) total variation
+    grid = chart(at, "pairs_long_ranking")["data"][0]
+    np.testing.assert_allclose(weights_of(grid), want, atol=1e-5)
+    lines = chart(at, "pairs_long_rows")["data"]
+    layer, head = np.unravel_index(np.argmax(want), want.shape)
+    np.testing.assert_allclose(decode(lines[1]["y"]), rows_b[layer, head], atol=EXACT)
+    at.radio(key="lang").set_value("zh-TW").run()  # and in Chinese, mid-session
+    assert not at.exception

@@ -23,6 +23,7 @@ from ui.cache import _on_worker, loaded_model
 if TYPE_CHECKING:
     import numpy as np
 
+    from attention_core.lens.minimal_pairs import RowChange
     from attention_core.longmap import AttentionMap
     from attention_core.stats import HeadStats
     from attention_core.tokenize import Token
@@ -31,6 +32,7 @@ __all__ = [
     "LongSubject",
     "long_blocks",
     "long_overview",
+    "long_pair",
     "long_rollout",
     "long_similarity",
     "long_sinks",
@@ -206,3 +208,15 @@ def long_similarity(source: tuple, layer: int) -> np.ndarray:
     from attention_core.longstats import long_head_similarity
 
     return _on_worker(long_head_similarity, long_subject(source).maps[layer])
+
+
+@st.cache_data(max_entries=16, show_spinner=False)  # (L, H, s) twice: 1.6 MB at 4 096 × 48 heads
+def long_pair(name: str, text_a: str, text_b: str, query: int) -> RowChange | None:
+    """`longlens.long_row_change` of token `query` between the long subjects of `text_a` and
+    `text_b` through the model `name`."""
+    from attention_core.longlens import long_row_change
+
+    a = long_subject(("pretrained", name, text_a))
+    b = long_subject(("pretrained", name, text_b))
+    labels_a, labels_b = [t.label for t in a.tokens], [t.label for t in b.tokens]
+    return _on_worker(long_row_change, a.maps, labels_a, b.maps, labels_b, query)
