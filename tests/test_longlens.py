@@ -78,7 +78,7 @@ def test_a_long_minimal_pair_equals_the_dense_row_change() -> None:
     from attention_core.longlens import long_row_change
 
     tokens_a = [f"w{i % 37}" for i in range(300)]
-    tokens_b = tokens_a[:100] + ["other"] + tokens_a[101:200] + ["new"] + tokens_a[200:299]
+    tokens_b = [*tokens_a[:100], "other", *tokens_a[101:200], "new", *tokens_a[200:299]]
     maps_a = _maps(2, 3, 300, causal=True, seed=3)
     maps_b = _maps(2, 3, 300, causal=True, seed=4)
     got = long_row_change(maps_a, tokens_a, maps_b, tokens_b, 250)
