@@ -38,8 +38,8 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @functools.cache
-def own_attentions(folder: str) -> np.ndarray:
-    """transformers' own eager weights for TEXT's first 4 096 tokens, (L, H, n, n)."""
+def own_attentions(folder: str, text: str = TEXT) -> np.ndarray:
+    """transformers' own eager weights for `text`'s first 4 096 tokens, (L, H, n, n)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -47,10 +47,19 @@ def own_attentions(folder: str) -> np.ndarray:
     model = AutoModelForCausalLM.from_pretrained(
         folder, attn_implementation="eager", local_files_only=True
     ).eval()
-    enc = tokenizer(TEXT, return_tensors="pt", truncation=True, max_length=MAX_LONG_TOKENS)
+    enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=MAX_LONG_TOKENS)
     with torch.no_grad():
         out = model(**enc, output_attentions=True)
     return torch.cat(out.attentions).numpy()  # (L, H, n, n)
+
+
+def own_tokens(folder: str, text: str) -> list[str]:
+    """The model's tokens of `text`'s first 4 096, as transformers' tokenizer gives them."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    ids = tokenizer(text, truncation=True, max_length=MAX_LONG_TOKENS)["input_ids"]
+    return tokenizer.convert_ids_to_tokens(ids)
 
 
 def page(folder: str, **state: object):
@@ -232,27 +241,14 @@ def test_compare_reads_every_weight_of_a_llamas_heads_at_4096_tokens(llama) -> N
 def test_a_long_minimal_pair_ranks_heads_by_the_models_own_rows(llama) -> None:
     """Two 4 096-token prompts that differ in one word (sentence 300: cat → dog): the last
     token's row in every layer × head, against transformers' own weights of both texts."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     from attention_core.lens.minimal_pairs import shared_tokens
 
     text_b = SENTENCE * 300 + SENTENCE.replace("cat", "dog") + SENTENCE * 99
     state = {"_pretrained_model_name": llama, "pairs_a": TEXT, "pairs_b": text_b}
     at = open_page("minimal_pairs", {"lang": "en"}, state)
     assert not at.exception and not at.error
-    tokenizer = AutoTokenizer.from_pretrained(llama, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(
-        llama, attn_implementation="eager", local_files_only=True
-    ).eval()
-    enc = tokenizer(text_b, return_tensors="pt", truncation=True, max_length=MAX_LONG_TOKENS)
-    with torch.no_grad():
-        own_b = torch.cat(model(**enc, output_attentions=True).attentions).numpy()
-    own_a = own_attentions(llama)
-    tokens_a = tokenizer.convert_ids_to_tokens(
-        tokenizer(TEXT, truncation=True, max_length=4096)["input_ids"]
-    )
-    tokens_b = tokenizer.convert_ids_to_tokens(enc["input_ids"][0])
+    own_a, own_b = own_attentions(llama), own_attentions(llama, text_b)
+    tokens_a, tokens_b = own_tokens(llama, TEXT), own_tokens(llama, text_b)
     pairs = shared_tokens(tokens_a, tokens_b)
     cols_a, cols_b = [i for i, _ in pairs], [j for _, j in pairs]
     rows_a = own_a[:, :, 4095, cols_a].astype(np.float64)  # (L, H, s): the last token's rows

@@ -17,8 +17,8 @@ from attention_core.lens import FLOW_MAX_TOKENS, SINK_KINDS
 from attention_core.limits import MAX_TOKENS
 from ui.cache_long import LongSubject, long_rollout, long_sinks
 from ui.charts import show_chart
-from ui.common import choose, md_escape, seeded, tr
-from ui.longview import long_cut_warning, subject_or_message
+from ui.common import choose, md_escape, tr
+from ui.longview import long_cut_warning, row_input, subject_or_message
 
 __all__ = ["show_long_lens"]
 
@@ -100,18 +100,8 @@ def _rollout(subject: LongSubject, source: tuple) -> None:
     from attention_core.longlens import top_keys
 
     n, labels = subject.n, subject.labels
-    if not 0 <= st.session_state.get("lens_long_row", n - 1) < n:
-        st.session_state["lens_long_row"] = n - 1  # a row from a longer text
-    row = int(
-        st.number_input(
-            tr("lens_long_row_label"),
-            0,
-            n - 1,
-            seeded("lens_long_row", n - 1),
-            key="lens_long_row",
-            help=tr("lens_long_row_help"),
-        )
-    )
+    label, help_text = tr("lens_long_row_label"), tr("lens_long_row_help")
+    row = row_input("lens_long_row", n, label=label, help=help_text)
     rolled, raw = long_rollout(source, row)  # (n,) each
     st.caption(tr("lens_long_rollout_caption", row=row, token=md_escape(labels[row])))
     series = {tr("lens_long_rollout_name"): rolled, tr("lens_long_last_name"): raw}

@@ -27,7 +27,7 @@ from ui.cache_long import (
     token_count,
 )
 from ui.charts import show_chart
-from ui.common import choose, colour_scale_choice, md_escape, tr
+from ui.common import choose, colour_scale_choice, md_escape, seeded, tr
 from ui.longchart import show_long_map
 from ui.longstats import show_long_stats
 from ui.scale_notes import long_scale_caption
@@ -40,6 +40,7 @@ __all__ = [
     "is_long",
     "is_long_pretrained",
     "long_cut_warning",
+    "row_input",
     "show_long",
     "show_long_pretrained",
     "subject_or_message",
@@ -106,6 +107,14 @@ def subject_or_message(source: tuple) -> LongSubject | None:
     if subject.map_id not in store():  # evicted for other texts since: back under the same id
         publish(subject.maps, subject.map_id)
     return subject
+
+
+def row_input(key: str, n: int, *, label: str, help: str) -> int:
+    """A token row 0..n − 1 typed as a number, the last by default (what a decoder writes its
+    next token from); a row kept from a longer text starts again at the last."""
+    if not 0 <= st.session_state.get(key, n - 1) < n:
+        st.session_state[key] = n - 1
+    return int(st.number_input(label, 0, n - 1, seeded(key, n - 1), key=key, help=help))
 
 
 def long_cut_warning(subject: LongSubject, model: str | None) -> None:

@@ -14,8 +14,8 @@ import streamlit as st
 from attention_core.limits import MAX_TOKENS
 from ui.cache_long import LongSubject, long_pair
 from ui.charts import show_chart
-from ui.common import choose, md_escape, seeded, tr
-from ui.longview import long_cut_warning, subject_or_message
+from ui.common import choose, md_escape, tr
+from ui.longview import long_cut_warning, row_input, subject_or_message
 
 __all__ = ["show_long_pairs"]
 
@@ -32,19 +32,8 @@ def show_long_pairs(name: str, label: str, text_a: str, text_b: str) -> None:
     for subject in (a, b):
         long_cut_warning(subject, label)
     st.info(tr("pairs_long_intro", a=a.n, b=b.n, limit=MAX_TOKENS))
-    n = a.n
-    if not 0 <= st.session_state.get("pairs_long_query", n - 1) < n:
-        st.session_state["pairs_long_query"] = n - 1  # a row of a longer text
-    query = int(
-        st.number_input(
-            tr("pairs_long_query_label"),
-            0,
-            n - 1,
-            seeded("pairs_long_query", n - 1),
-            key="pairs_long_query",
-            help=tr("pairs_long_query_help"),
-        )
-    )
+    label_a, help_a = tr("pairs_long_query_label"), tr("pairs_long_query_help")
+    query = row_input("pairs_long_query", a.n, label=label_a, help=help_a)
     token = a.labels[query]
     with st.spinner(tr("computing")):
         change = long_pair(name, text_a, text_b, query)
