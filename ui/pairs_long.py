@@ -29,8 +29,9 @@ def show_long_pairs(name: str, label: str, text_a: str, text_b: str) -> None:
     b = subject_or_message(("pretrained", name, text_b))
     if a is None or b is None:
         return
-    for subject in (a, b):
-        long_cut_warning(subject, label)
+    long_cut_warning(a, label)
+    if (b.cut_by, b.total_tokens, b.text_cut) != (a.cut_by, a.total_tokens, a.text_cut):
+        long_cut_warning(b, label)  # the same cut said once, not twice
     st.info(tr("pairs_long_intro", a=a.n, b=b.n, limit=MAX_TOKENS))
     label_a, help_a = tr("pairs_long_query_label"), tr("pairs_long_query_help")
     query = row_input("pairs_long_query", a.n, label=label_a, help=help_a)

@@ -236,3 +236,43 @@ def test_long_model_screenshots_for_readme(
     wait_for_charts(page)
     _readme_shot(page, "lens-long-rollout", ".studio-chart, [data-testid='stDataFrame']")
     assert_no_exception(page)
+
+
+def test_compare_and_minimal_pairs_of_a_llamas_long_texts(
+    app_server: str, page: Page, llama: tuple[str, np.ndarray]
+) -> None:
+    """As an engineer goes from page to page with one model: Compare heads (the pretrained
+    source: statistics and similarity of every weight), then Minimal pairs with two long
+    prompts typed in, a head picked, and the language switched mid-way."""
+    folder, _ = llama
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    open_page(page, app_server, "pretrained", params={"text": TEXT, "lang": "en"})
+    _use_model(page, folder)
+    _painted(page, layer=0)
+    with expect_rerun(page):
+        page.get_by_role("link", name="Compare heads").click()
+    with expect_rerun(page):
+        page.get_by_role("radio", name="pretrained model (one layer)").click()
+    assert wait_for_charts(page) >= 2  # the statistics' bars and the similarity
+    assert page.get_by_text("an A − B difference map is drawn").count() == 1
+    _no_sideways_scroll(page)
+    screenshot(page, "compare-long")
+
+    with expect_rerun(page):
+        page.get_by_role("link", name="Minimal pairs").click()
+    long_b = SENTENCE * 300 + SENTENCE.replace("cat", "dog") + SENTENCE * 99
+    for name, text in (("Sentence A", TEXT), ("Sentence B", long_b)):
+        box = page.get_by_role("textbox", name=name)
+        box.fill(text)
+        with expect_rerun(page):
+            box.press("Enter")
+    assert wait_for_charts(page) == 2  # the ranking and one head's two rows
+    pick_option(page, page.get_by_role("combobox", name="Head"), "2")
+    wait_for_charts(page)
+    rows = plotly_traces(page, 1)
+    assert [len(t["y"]) for t in rows] == [4095, 4095]  # every shared token but one
+    set_language(page, "zh-TW")
+    assert wait_for_charts(page) == 2
+    _no_sideways_scroll(page)
+    assert_no_exception(page)
+    screenshot(page, "pairs-long-zh-TW")
