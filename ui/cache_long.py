@@ -73,10 +73,9 @@ def token_count(text: str, tokenizer: str) -> int:
 @st.cache_data(max_entries=64, show_spinner=False)
 def pretrained_token_count(name: str, text: str) -> int:
     """Tokens (special ones included) the model `name` makes of `text` cut at MAX_TEXT_CHARS."""
-    from attention_core.pretrained import _encode
+    from attention_core.pretrained.forward import count_tokens
 
-    cut = text[:MAX_TEXT_CHARS]
-    return len(_encode(loaded_model(name).tokenizer, cut, limit=len(cut) * 4 + 8)[0]["input_ids"])
+    return count_tokens(loaded_model(name).tokenizer, text[:MAX_TEXT_CHARS])
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)  # 2-36 MB each at 4 096 tokens

@@ -42,6 +42,13 @@ def model_family(config: Any) -> str:
 
 def _encode(tokenizer: Any, text: str, *, limit: int) -> tuple[dict[str, Any], bool]:
     """Tokenize `text` to at most `limit` tokens; also say whether anything was cut."""
+    enc, total = _encode_counted(tokenizer, text, limit=limit)
+    return enc, total > len(enc["input_ids"])
+
+
+def _encode_counted(tokenizer: Any, text: str, *, limit: int) -> tuple[dict[str, Any], int]:
+    """Tokenize `text` to at most `limit` tokens; also the tokens of the whole text (special
+    tokens included)."""
     options: dict[str, Any] = {"return_special_tokens_mask": True, "verbose": False}
     with _TOKENIZER_LOCK:
         try:
@@ -50,8 +57,18 @@ def _encode(tokenizer: Any, text: str, *, limit: int) -> tuple[dict[str, Any], b
             )
         except NotImplementedError:  # Python-only tokenizers cannot report offsets
             enc = tokenizer(text, truncation=True, max_length=limit, **options)
-        full_length = len(tokenizer(text, truncation=False, verbose=False)["input_ids"])
-    return dict(enc), full_length > len(enc["input_ids"])
+        total = _count(tokenizer, text)
+    return dict(enc), total
+
+
+def count_tokens(tokenizer: Any, text: str) -> int:
+    """The tokens (special tokens included) `tokenizer` makes of the whole of `text`."""
+    with _TOKENIZER_LOCK:
+        return _count(tokenizer, text)
+
+
+def _count(tokenizer: Any, text: str) -> int:
+    return len(tokenizer(text, truncation=False, verbose=False)["input_ids"])
 
 
 @dataclass

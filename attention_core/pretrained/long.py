@@ -46,7 +46,7 @@ import numpy as np
 from attention_core.limits import EXACT, MAX_LONG_TOKENS, MAX_TEXT_CHARS, ROW_SUM_TOLERANCE
 from attention_core.longmap import AttentionMap
 from attention_core.longtext import MapsOfTokens
-from attention_core.pretrained.forward import _encode, _stack
+from attention_core.pretrained.forward import _encode_counted, _stack
 from attention_core.pretrained.load import LoadedModel
 from attention_core.pretrained.run import cut_reason
 from attention_core.tokenize import Token
@@ -117,8 +117,8 @@ def run_model_long(
     if not 2 <= max_tokens <= MAX_LONG_TOKENS:
         raise ValueError(f"max_tokens must be in 2..{MAX_LONG_TOKENS}, got {max_tokens}")
     limit = min(max_tokens, loaded.max_length)
-    cut = text[:MAX_TEXT_CHARS]
-    enc, tokens_cut = _encode(loaded.tokenizer, cut, limit=limit)
+    cut, chars_cut = text[:MAX_TEXT_CHARS], len(text) > MAX_TEXT_CHARS
+    enc, total = _encode_counted(loaded.tokenizer, cut, limit=limit)
     ids: list[int] = list(enc["input_ids"])
     if not ids or all(enc.get("special_tokens_mask", [0] * len(ids))):
         raise ValueError("the text gives no tokens for this model")
@@ -126,7 +126,6 @@ def run_model_long(
     inputs = {k: torch.tensor([enc[k]]) for k in names if k in enc}  # each (1, n)
     _check_rebuilds(loaded, {k: v[:, :CHECK_TOKENS] for k, v in inputs.items()})
     maps, causal = _maps(loaded, inputs)
-    with_total = _encode(loaded.tokenizer, cut, limit=len(cut) * 4 + 8)[0]  # no token cut
     unk = loaded.tokenizer.unk_token_id
     n = len(ids)
     return PretrainedLong(
@@ -137,16 +136,16 @@ def run_model_long(
         special=[bool(s) for s in enc.get("special_tokens_mask", [0] * n)],
         unknown=[unk is not None and i == unk for i in ids],
         maps=maps,
-        total_tokens=len(with_total["input_ids"]),
+        total_tokens=total,
         cut_by=cut_reason(
-            chars_cut=len(text) > MAX_TEXT_CHARS,
-            tokens_cut=tokens_cut,
+            chars_cut=chars_cut,
+            tokens_cut=total > n,
             max_tokens=max_tokens,
             model_max=loaded.max_length,
         ),
         limit=limit,
         causal=causal,
-        text_cut=len(text) > MAX_TEXT_CHARS,
+        text_cut=chars_cut,
     )
 
 
