@@ -194,6 +194,14 @@ def test_the_lens_on_a_llamas_4096_tokens(
     _no_sideways_scroll(page)
     assert_no_exception(page)
     screenshot(page, "lens-long-rollout")
+    set_language(page, "zh-TW")  # mid-session: the same row, in Chinese, and keep working
+    wait_for_charts(page)
+    assert plotly_traces(page, 0)[0]["name"] == "注意力展開"
+    with expect_rerun(page):
+        page.get_by_role("radio", name="注意力集中在哪裡").click()
+    assert wait_for_charts(page) == 2
+    assert_no_exception(page)
+    screenshot(page, "lens-long-received-zh-TW")
 
 
 SHOTS = Path(__file__).resolve().parents[2] / "assets" / "screenshots"
