@@ -13,12 +13,13 @@ memory (ui/server.py).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import streamlit as st
 
 from attention_core.limits import MAX_EMBED_DIM
 from attention_core.reader.card import shipped_shape
-from attention_core.resources import ASSETS_DIR
+from attention_core.resources import DATA_DIR
 from attention_core.settings import (
     ATTENTION_KINDS,
     KEYS,
@@ -68,8 +69,11 @@ def _use_example() -> None:
     state["example"] = None
 
 
+ASSETS_DIR = Path(__file__).resolve().parent / "assets"  # the app's own files (its icon)
+
+
 def _examples() -> dict[str, list[str]]:
-    return json.loads((ASSETS_DIR / "examples.json").read_text(encoding="utf-8"))
+    return json.loads((DATA_DIR / "examples.json").read_text(encoding="utf-8"))
 
 
 def _settle() -> None:

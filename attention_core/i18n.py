@@ -1,6 +1,6 @@
 """The one catalog of user-visible strings, in English and Traditional Chinese (zh-TW).
 
-Strings live in assets/i18n/*.toml, one file per area of the app, merged here into one
+Strings live in data/i18n/*.toml, one file per area of the app, merged here into one
 catalog (a key defined twice is an error). Every entry has both languages:
 
     [row_explainer]
@@ -10,7 +10,7 @@ catalog (a key defined twice is an error). Every entry has both languages:
 Placeholders use str.format syntax: t("tokens_truncated", "en", n=512).
 
 Besides the two languages an entry may carry `avoid`, a list of zh-TW variants that the
-catalog must not use for that term (assets/i18n/glossary.toml; see `avoided`). Any other
+catalog must not use for that term (data/i18n/glossary.toml; see `avoided`). Any other
 field is an error, so a misspelt language ("zh-tw") cannot slip through.
 """
 
@@ -22,7 +22,7 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-from attention_core.resources import ASSETS_DIR
+from attention_core.resources import DATA_DIR
 
 __all__ = [
     "DEFAULT_LANG",
@@ -38,7 +38,7 @@ __all__ = [
 
 LANGS = ("en", "zh-TW")
 DEFAULT_LANG = "en"
-I18N_DIR = ASSETS_DIR / "i18n"
+I18N_DIR = DATA_DIR / "i18n"
 GLOSSARY_PREFIX = "term_"
 _EXTRA_FIELDS = ("avoid",)  # fields an entry may have besides LANGS
 

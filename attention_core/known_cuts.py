@@ -1,9 +1,9 @@
 """jieba's cuts of the app's own sentences, shipped so a fresh server needs no dictionary.
 
-    python -m attention_core.known_cuts        # rewrites assets/jieba/known_cuts.json
+    python -m attention_core.known_cuts        # rewrites data/jieba/known_cuts.json
 
 The sentences: the default one (`Settings().text`) and every example of
-assets/examples.json that has CJK in it. Each entry is what `tokenize`'s jieba mode cuts
+data/examples.json that has CJK in it. Each entry is what `tokenize`'s jieba mode cuts
 (`attention_core.tokenize.jieba_spans_live`: spans of the original text). The app looks a
 sentence up there first, so the landing page's first heatmaps on a fresh server do not wait
 for jieba's dictionary; tests/test_known_cuts.py checks every entry against jieba.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from attention_core.resources import ASSETS_DIR
+from attention_core.resources import DATA_DIR
 from attention_core.settings import Settings
 from attention_core.tokenize import KNOWN_CUTS_PATH, contains_cjk, jieba_spans_live
 
@@ -22,7 +22,7 @@ __all__ = ["known_texts", "main"]
 
 def known_texts() -> list[str]:
     """The sentences whose cuts ship: the default, then the examples with CJK."""
-    examples = json.loads((ASSETS_DIR / "examples.json").read_text(encoding="utf-8"))
+    examples = json.loads((DATA_DIR / "examples.json").read_text(encoding="utf-8"))
     texts = [Settings().text, *(t for group in examples.values() for t in group)]
     return list(dict.fromkeys(t for t in texts if contains_cjk(t)))
 

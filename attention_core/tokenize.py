@@ -32,7 +32,7 @@ Why jieba runs on a Simplified copy: jieba's bundled dictionary is Simplified, s
 text falls apart (一個 -> 一 / 個). The text is mapped character by character with OpenCC's
 TSCharacters table (Traditional -> Simplified, one code point to one code point), so the copy
 has the same length and jieba's offsets apply unchanged to the original string. The user
-dictionary assets/jieba/user_dict.txt adds Taiwanese place and road names (中和, 永和路, ...),
+dictionary data/jieba/user_dict.txt adds Taiwanese place and road names (中和, 永和路, ...),
 mapped through the same table when loaded.
 
 jieba: https://github.com/fxsjy/jieba ; WordPiece: Devlin et al. 2019, "BERT", section 3.
@@ -53,7 +53,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attention_core.resources import ASSETS_DIR, minilm_dir
+from attention_core.resources import DATA_DIR, minilm_dir
 
 if TYPE_CHECKING:
     import jieba
@@ -71,7 +71,7 @@ __all__ = [
 ]
 
 TOKENIZER_MODES: tuple[str, ...] = ("auto", "jieba", "char", "wordpiece", "word", "manual")
-USER_DICT_PATH = ASSETS_DIR / "jieba" / "user_dict.txt"
+USER_DICT_PATH = DATA_DIR / "jieba" / "user_dict.txt"
 CLS_PIECE = "[CLS]"
 SEP_PIECE = "[SEP]"
 
@@ -296,7 +296,7 @@ def warm_up() -> None:
 # makes them: a fresh server draws its first heatmaps without waiting for jieba's
 # dictionary (0.5-0.7 s). Rebuilt by `python -m attention_core.known_cuts`; a test checks
 # every entry against jieba itself, so a stale file fails CI instead of cutting differently.
-KNOWN_CUTS_PATH = ASSETS_DIR / "jieba" / "known_cuts.json"
+KNOWN_CUTS_PATH = DATA_DIR / "jieba" / "known_cuts.json"
 
 
 @functools.lru_cache(maxsize=1)

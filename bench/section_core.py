@@ -14,7 +14,7 @@ import json
 import time
 from collections.abc import Callable
 
-from bench.measure import REPO
+from attention_core.resources import DATA_DIR
 from bench.tables import Table, fmt_ms, median
 
 __all__ = ["mixed_text", "run"]
@@ -115,7 +115,7 @@ def attention_table(budget_s: float = BUDGET_S) -> tuple[Table, dict]:
 
 def mixed_text(chars: int = TEXT_CHARS) -> str:
     """About `chars` characters of the app's example sentences (Chinese, English, mixed)."""
-    examples = json.loads((REPO / "assets" / "examples.json").read_text(encoding="utf-8"))
+    examples = json.loads((DATA_DIR / "examples.json").read_text(encoding="utf-8"))
     sentences = [s for group in examples.values() for s in group]
     parts: list[str] = []
     total = 0

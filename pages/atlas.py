@@ -13,7 +13,15 @@ import streamlit as st
 
 from attention_core.atlas.models import MODELS
 from attention_core.atlas.query import own_models
-from ui.atlas import model_name, open_index, show_build, show_head, show_map
+from attention_core.atlas.shipped import is_shipped
+from ui.atlas import (
+    model_name,
+    open_index,
+    show_build,
+    show_head,
+    show_map,
+    show_shipped,
+)
 from ui.atlas_views import show_compare, show_qk
 from ui.common import choose, current_settings, entry_guard, tr
 
@@ -59,6 +67,8 @@ st.caption(
         chunks=atlas.chunks,
     )
 )
+if is_shipped(atlas.folder):
+    show_shipped(model)
 
 if view == "qk":
     show_qk(atlas, model, text)

@@ -55,7 +55,7 @@ def test_numpy_arrays_become_typed_arrays_and_nan_becomes_null() -> None:
 
 
 def test_the_served_plotly_js_is_the_version_the_plotly_package_ships() -> None:
-    """assets/plotly holds plotly.js's cartesian bundle, unchanged (its hash), of the same
+    """data/plotly holds plotly.js's cartesian bundle, unchanged (its hash), of the same
     version as the full bundle inside the plotly package that builds the figures."""
     import hashlib
     import re
@@ -63,10 +63,10 @@ def test_the_served_plotly_js_is_the_version_the_plotly_package_ships() -> None:
 
     import plotly
 
-    from attention_core.resources import ASSETS_DIR
+    from attention_core.resources import DATA_DIR
     from ui.server import PLOTLY_JS
 
-    ours = (ASSETS_DIR / "plotly" / PLOTLY_JS).read_bytes()
+    ours = (DATA_DIR / "plotly" / PLOTLY_JS).read_bytes()
     full = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_bytes()
     version = re.compile(rb"plotly\.js[^\n]*? v(\d+\.\d+\.\d+)")
     assert version.search(ours[:300]).group(1) == version.search(full[:300]).group(1)
@@ -83,10 +83,10 @@ def test_plotly_is_loaded_from_a_url_that_names_its_version():
 
     from apptest_helpers import drawn_charts, run_app
 
-    from attention_core.resources import ASSETS_DIR
+    from attention_core.resources import DATA_DIR
     from ui.server import PLOTLY_JS, PLOTLY_ROUTE
 
-    digest = hashlib.sha256((ASSETS_DIR / "plotly" / PLOTLY_JS).read_bytes()).hexdigest()[:12]
+    digest = hashlib.sha256((DATA_DIR / "plotly" / PLOTLY_JS).read_bytes()).hexdigest()[:12]
     at = run_app()
     import json
 

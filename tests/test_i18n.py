@@ -35,7 +35,7 @@ def test_every_key_the_code_uses_exists():
     for path in [ROOT / "app.py", *ROOT.glob("pages/*.py")]:
         used |= set(USE.findall(path.read_text(encoding="utf-8")))
     missing = used - set(catalog())
-    assert not missing, f"keys used but not in assets/i18n: {sorted(missing)}"
+    assert not missing, f"keys used but not in data/i18n: {sorted(missing)}"
 
 
 def test_t_formats_and_falls_back():

@@ -35,6 +35,13 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(autouse=True)
+def no_shipped_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the user's own index: the package's small ones are hidden
+    (tests/test_atlas_shipped.py covers those)."""
+    monkeypatch.setattr("attention_core.atlas.shipped.SHIPPED_INDEX_DIR", tmp_path / "none")
+
+
 @pytest.fixture
 def atlas_env(index: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("ATTENTION_STUDIO_ATLAS", str(index))

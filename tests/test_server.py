@@ -21,7 +21,7 @@ import streamlit as st
 from browser.conftest import serve_app
 from streamlit.web.server.app_discovery import discover_asgi_app
 
-from attention_core.resources import ASSETS_DIR
+from attention_core.resources import DATA_DIR
 from ui.server import (
     PLOTLY_ROUTE,
     STREAMLIT_STATIC,
@@ -76,7 +76,7 @@ def _call(
 @pytest.fixture
 def assets() -> tuple[StaticAssets, Behind]:
     behind = Behind()
-    roots = {"/static/": STREAMLIT_STATIC, PLOTLY_ROUTE: ASSETS_DIR / "plotly"}
+    roots = {"/static/": STREAMLIT_STATIC, PLOTLY_ROUTE: DATA_DIR / "plotly"}
     return StaticAssets(behind, roots), behind
 
 
@@ -111,7 +111,7 @@ def test_a_font_is_not_gzipped_again(assets) -> None:
 
 def test_plotly_is_answered_from_its_component_route(assets) -> None:
     app, _ = assets
-    plotly = ASSETS_DIR / "plotly" / "plotly-cartesian.min.js"
+    plotly = DATA_DIR / "plotly" / "plotly-cartesian.min.js"
     _, _, body = _call(app, PLOTLY_ROUTE + plotly.name, headers={"Accept-Encoding": "gzip"})
     assert gzip.decompress(body) == plotly.read_bytes()
 

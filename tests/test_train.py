@@ -121,7 +121,7 @@ def test_only_tasks_whose_answer_is_never_the_query_itself_mask_the_diagonal():
 
 def test_every_task_has_a_title_and_explanation_in_both_languages():
     cjk = re.compile(r"[\u4e00-\u9fff]")
-    cat = catalog()  # the words are the app's: assets/i18n/train.toml
+    cat = catalog()  # the words are the app's: data/i18n/train.toml
     for name, info in TASKS.items():
         assert info.name == name
         title, explanation = cat[f"train_task_{name}"], cat[f"train_task_{name}_explain"]

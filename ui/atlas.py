@@ -17,6 +17,7 @@ from attention_core.atlas.query import LANGS, build_command
 from attention_core.atlas.rows import METRICS
 from attention_core.atlas.search import SEARCH_LIMIT
 from attention_core.atlas.sentences import AtlasError
+from attention_core.atlas.shipped import SHIPPED_SENTENCES, shipped_index
 from attention_core.figures.atlas import plot_head_map
 from attention_core.figures.matrix import plot_matrix
 from ui.cache_atlas import (
@@ -40,6 +41,7 @@ __all__ = [
     "show_build",
     "show_head",
     "show_map",
+    "show_shipped",
 ]
 
 CLEAR_SHARE = 0.5  # a head is named by a pattern it shows on at least half the sentences
@@ -69,9 +71,12 @@ def model_name(model: str) -> str:
 
 
 def open_index(model: str) -> Atlas | None:
-    """The model's index in the atlas folder, or None when there is none yet."""
+    """The model's index in the atlas folder; else the small one the package ships (see
+    `attention_core.atlas.shipped`); None when there is neither."""
     folder = default_index_dir()
     chunks = tuple(p.name for p in chunk_dirs(folder / index_name(model)))
+    if not chunks and model in MODELS and (shipped := shipped_index(model)) is not None:
+        folder, chunks = shipped.parent, tuple(p.name for p in chunk_dirs(shipped))
     if not chunks:
         return None
     try:
@@ -82,8 +87,16 @@ def open_index(model: str) -> Atlas | None:
         st.stop()
 
 
+def show_shipped(model: str) -> None:
+    """The shipped index is a sample: say so, and how to build a bigger one."""
+    st.caption(tr("atlas_shipped", n=SHIPPED_SENTENCES))
+    with st.expander(tr("atlas_build_more")):
+        show_build(model)
+
+
 def show_build(model: str) -> None:
-    """No index yet: the command that builds one, and a button that builds a small one here."""
+    """No index of the user's yet: the command that builds one, and a button that builds a
+    small one here (from the corpus, or the package's sample of it)."""
     folder = default_index_dir()
     st.info(tr("atlas_no_index", folder=md_escape(str(folder))))
     st.code(build_command(model), language="bash")

@@ -7,7 +7,7 @@ whole spec, then Plotly.newPlot): measured in Chromium, about 0.45 s from Ctrl+E
 iframe) keeps one chart per key mounted and hands each new figure to `Plotly.react`, which
 changes only what changed: 0.22-0.31 s on the same machine and load.
 
-Offline: plotly.js is its cartesian bundle in assets/plotly (the version the `plotly`
+Offline: plotly.js is its cartesian bundle in data/plotly (the version the `plotly`
 Python package ships, a third of the full bundle's bytes for a phone), served by
 Streamlit's own component file route (a v1 component declared only to serve that folder)
 and loaded once per page. Hover, the toolbar, zoom and PNG export are Plotly's own; SVG

@@ -54,7 +54,7 @@ import streamlit
 from starlette.middleware import Middleware
 from streamlit.logger import get_logger
 
-from attention_core.resources import ASSETS_DIR
+from attention_core.resources import DATA_DIR
 
 __all__ = [
     "MIDDLEWARE",
@@ -80,7 +80,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 STREAMLIT_STATIC = Path(streamlit.__file__).resolve().parent / "static" / "static"
 # ui/charts.py serves plotly.js through a components-v1 route of this name
 PLOTLY_ROUTE = "/component/ui.charts.plotly_js/"
-PLOTLY_DIR = ASSETS_DIR / "plotly"
+PLOTLY_DIR = DATA_DIR / "plotly"
 # plotly.js's cartesian bundle (heatmap, scatter, bar: all the app draws), the version
 # the plotly package ships: a third of the full bundle a phone would download and parse
 PLOTLY_JS = "plotly-cartesian.min.js"

@@ -20,9 +20,12 @@ from attention_core.train.corpus import CorpusError
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m attention_core.atlas")
-    command = parser.add_subparsers(dest="command", required=True).add_parser(
-        "build", help="index a corpus (resumable, incremental)"
+    commands = parser.add_subparsers(dest="command", required=True)
+    shipped = commands.add_parser(
+        "ship", help="rebuild what the package ships: the corpus sample and its small indexes"
     )
+    shipped.add_argument("--corpus", type=Path, help="a built corpus folder (default: its cache)")
+    command = commands.add_parser("build", help="index a corpus (resumable, incremental)")
     command.add_argument(
         "--model",
         required=True,
@@ -51,6 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command.add_argument("--workers", type=int, default=None, help="Dask workers (default: CPUs)")
     command.add_argument("--chunk-size", type=int, default=CHUNK_SIZE, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.command == "ship":
+        return _ship(args.corpus)
     import torch
     from tqdm import tqdm
 
@@ -103,6 +108,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{report.folder}: {report.added} sentences added, {report.kept} already indexed; "
         f"{report.tokens} tokens in {report.seconds:.1f} s ({report.tokens_per_s:.0f} tokens/s)"
     )
+    return 0
+
+
+def _ship(corpus: Path | None) -> int:
+    from attention_core.atlas.shipped import ship
+
+    try:
+        lines = ship(corpus)
+    except (AtlasError, OSError, CorpusError, ValueError, ModelLoadError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print("\n".join(lines))
     return 0
 
 

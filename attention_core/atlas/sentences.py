@@ -1,13 +1,12 @@
 """The sentences an atlas reads: a text file or a folder of them, a sentence a line.
-
 Default: the held-out split of the project's corpus (`attention_core.train.corpus`,
-checked against its manifest by `verify`). Any other file or folder works: a folder's
-`*.txt` files are read in sorted order (recursively). What is not text is refused with the
-file and byte named; empty lines are skipped; a line longer than `MAX_LINE_CHARS` is
-skipped and counted (a 1 MB "line" is a file without line breaks, not a sentence); the
-same sentence twice is read once. Each sentence has a stable id (the first 16 hex digits
-of its SHA-256), which is what makes a build incremental: a grown corpus adds only the
-ids the index does not hold yet.
+checked against its manifest by `verify`), or the sample of it the package ships. Any
+other file or folder works: a folder's `*.txt` files are read in sorted order
+(recursively). What is not text is refused with the file and byte named; empty lines are
+skipped; a line longer than `MAX_LINE_CHARS` is skipped and counted (a 1 MB "line" is a
+file without line breaks, not a sentence); the same sentence twice is read once. Each
+sentence has a stable id (the first 16 hex digits of its SHA-256), which is what makes a
+build incremental: a grown corpus adds only the ids the index does not hold yet.
 """
 
 from __future__ import annotations
@@ -59,13 +58,22 @@ def language(text: str) -> str:
 
 
 def default_corpus() -> Path:
-    """The project corpus's held-out split, after its hash check (CorpusError with the
-    build command when it is missing)."""
-    from attention_core.train.corpus import default_dir, verify
+    """The project corpus's held-out split after its hash check; without a built corpus,
+    the sample of it the package ships (`atlas.shipped`). AtlasError when neither is whole."""
+    from attention_core.atlas.shipped import SAMPLE_DIR
+    from attention_core.train.corpus import CorpusError, default_dir, verify
 
-    folder = default_dir()
-    verify(folder)
-    return folder / "heldout.txt"
+    for folder in (default_dir(), SAMPLE_DIR):
+        try:
+            verify(folder)
+        except CorpusError:
+            continue
+        return folder / "heldout.txt"
+    raise AtlasError(
+        f"no corpus in {default_dir()} and the package's sample in {SAMPLE_DIR} is missing or "
+        "changed: reinstall the package, or build the corpus with "
+        "python -m attention_core.train.corpus build"
+    )
 
 
 def _files(path: Path) -> list[Path]:

@@ -5,7 +5,7 @@ plotly.js translates its own strings (modebar tooltips, "Double-click to zoom ba
 notices) through `config.locale` and `config.locales` (plotly.js `src/lib/localize.js`:
 the chart's own `locales` are looked up before globally registered ones), so no script
 has to be registered in the page. The translations live in the one catalog,
-assets/i18n/plotly.toml: `en` is the string plotly.js looks up, `zh-TW` its translation
+data/i18n/plotly.toml: `en` is the string plotly.js looks up, `zh-TW` its translation
 (from plotly.js lib/locales/zh-tw.js).
 
 Besides Plotly's PNG camera, every chart gets a second download button for SVG (vector, for
@@ -21,7 +21,7 @@ from attention_core.i18n import DEFAULT_LANG, LANGS, catalog
 __all__ = ["PLOTLY_PREFIX", "SVG_BUTTON_KEY", "chart_config", "plotly_locale", "svg_button"]
 
 PLOTLY_PREFIX = "plotly_"
-SVG_BUTTON_KEY = "chart_download_svg"  # its tooltip in the catalog (assets/i18n/lens.toml)
+SVG_BUTTON_KEY = "chart_download_svg"  # its tooltip in the catalog (data/i18n/lens.toml)
 _DEFAULT_FILENAME = "attention-studio-chart"
 _FORMAT_PREFIX = "plotly_format_"
 # plotly.js format key → catalog key; lists are stored space-separated in the catalog

@@ -20,7 +20,7 @@ and what comes out (next-unit logits, not hidden states), and that is this modul
                                       sentence's loss and how far each prediction moves (KL)
     reader_head_effects(r, text)      every head knocked out alone
 
-`r` is an `attention_core.reader.Reader` (`load_shipped()`: the one in assets/reader).
+`r` is an `attention_core.reader.Reader` (`load_shipped()`: the one in data/reader).
 
 Shape legend: L layers, H heads, n units ([BOS] included), D head size, C model width,
 V vocabulary, B copies of the sentence.

@@ -3,7 +3,7 @@
 `View` shows itself in Jupyter, JupyterLab, VS Code and Colab (`_repr_html_`) and saves a
 standalone HTML file. Every script is inline: the head view's renderer
 (`figures.headview`) and, for Plotly figures, the app's own plotly.js bundle
-(assets/plotly). No CDN, no require.js: BertViz loads require.js, d3 and jQuery from one
+(data/plotly). No CDN, no require.js: BertViz loads require.js, d3 and jQuery from one
 and draws nothing offline.
 
 Scripts find their own box through `document.currentScript`, not a global id, so an output
@@ -21,11 +21,11 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from attention_core.resources import ASSETS_DIR
+from attention_core.resources import DATA_DIR
 
 __all__ = ["View", "figure_body", "json_for_script", "plotly_script"]
 
-PLOTLY_BUNDLE = ASSETS_DIR / "plotly" / "plotly-cartesian.min.js"
+PLOTLY_BUNDLE = DATA_DIR / "plotly" / "plotly-cartesian.min.js"
 _CONFIG = {"displaylogo": False, "responsive": True}
 
 

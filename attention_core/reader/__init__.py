@@ -1,5 +1,5 @@
 """The project's own reader of Chinese and English: `MultiHeadAttention` in a small causal
-transformer, trained on the corpus of `attention_core.train.corpus`, shipped in assets/reader.
+transformer, trained on the corpus of `attention_core.train.corpus`, shipped in data/reader.
 
     vocab.py    units (a CJK character, an English word, a sign) and the vocabulary
     model.py    ReaderLM: embeddings, pre-LN blocks around MultiHeadAttention, tied read-out

@@ -2,7 +2,7 @@
 
 The sidebar needs the checkpoint's shape (embed_dim, heads, layers) and the layer a view
 starts on before anything heavy is imported; the URL validator needs the layer count. Both
-come from assets/reader/card.json. The weights themselves, and the hash check that pins
+come from data/reader/card.json. The weights themselves, and the hash check that pins
 them to this card, are `attention_core.reader.weights`.
 """
 
@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from attention_core.resources import DATA_DIR
 
 __all__ = [
     "CARD",
@@ -26,7 +28,7 @@ __all__ = [
     "shipped_shape",
 ]
 
-SHIPPED_DIR = Path(__file__).resolve().parents[2] / "assets" / "reader"
+SHIPPED_DIR = DATA_DIR / "reader"
 CARD = "card.json"
 RETRAIN = "python -m attention_core.reader.fit"
 

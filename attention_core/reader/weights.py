@@ -1,8 +1,8 @@
 """The reader's shipped files: safetensors weights, its vocabulary, and a card that pins both.
 
-    assets/reader/reader.safetensors   the trained ReaderLM (float32 tensors, no pickle)
-    assets/reader/vocab.json           the units, in id order
-    assets/reader/card.json            config, training run, held-out figures, SHA-256s
+    data/reader/reader.safetensors   the trained ReaderLM (float32 tensors, no pickle)
+    data/reader/vocab.json           the units, in id order
+    data/reader/card.json            config, training run, held-out figures, SHA-256s
 
 `load` refuses (ReaderError, with the command that rebuilds the files) when a file is
 missing, its hash is not the card's, or the tensors do not fit the card's config: a
@@ -86,6 +86,6 @@ def load(folder: Path) -> Reader:
 
 @lru_cache(maxsize=1)
 def load_shipped() -> Reader:
-    """The reader that ships in assets/reader (loaded once per process)."""
+    """The reader that ships in data/reader (loaded once per process)."""
     with torch.random.fork_rng(devices=[]):  # ReaderLM's init draws from the global RNG
         return load(SHIPPED_DIR)

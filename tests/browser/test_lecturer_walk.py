@@ -35,7 +35,7 @@ from .widgets import LANG_LABELS, edit_cell, main_area, pick_option, sidebar
 
 pytestmark = pytest.mark.browser
 SENTENCE = "我愛自然語言處理，也愛注意力。"
-EXAMPLE = "貓坐在墊子上，因為它很累。"  # one of the sidebar's examples (assets/examples.json)
+EXAMPLE = "貓坐在墊子上，因為它很累。"  # one of the sidebar's examples (data/examples.json)
 DEFAULTS = {
     "lang": "en",
     "text": DEFAULT_TEXT,

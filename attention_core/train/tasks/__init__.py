@@ -10,7 +10,7 @@ One job per module, all of it importable from here:
             sequence, the attention mask)
 
 The titles and explanations people read are in the string catalog
-(assets/i18n/train.toml: train_task_<name>, train_task_<name>_explain); this package
+(data/i18n/train.toml: train_task_<name>, train_task_<name>_explain); this package
 knows only the rules.
 
 The tasks:

@@ -51,7 +51,7 @@ _INIT_STREAM = 3
 @dataclass(frozen=True)
 class TaskInfo:
     """A toy task. Its title and explanation for people are in the app's catalog
-    (assets/i18n/train.toml: train_task_<name>, train_task_<name>_explain)."""
+    (data/i18n/train.toml: train_task_<name>, train_task_<name>_explain)."""
 
     name: str
     output: str  # "token": the read-out predicts a token; "position": a position index
