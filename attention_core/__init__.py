@@ -1,5 +1,9 @@
 """attention_core: self-attention you can see. A pure library (no streamlit).
 
+    import attention_core
+    a = attention_core.analyze("中和有一個永和路", embed_dim=8, num_heads=2)
+    a.tokens, a.weights.shape                         # 中和 / 有 / 一個 / 永和路, (2, 4, 4)
+
     from attention_core import MultiHeadAttention, tokenize, embed
     tokens = tokenize("中和有一個永和路")            # 中和 / 有 / 一個 / 永和路
     x = embed(tokens, 8, seed=0)                      # (1, 4, 8)
@@ -30,7 +34,6 @@ _EXPORTS = {
     "Analysis": "pipeline",
     "analyze": "pipeline",
     "Settings": "settings",
-    "parse_settings": "settings",
 }
 
 __all__ = [
@@ -48,7 +51,6 @@ __all__ = [
     "embed",
     "head_similarity",
     "head_stats",
-    "parse_settings",
     "similarity_order",
     "sinusoidal_positions",
     "tokenize",
@@ -70,7 +72,7 @@ if TYPE_CHECKING:
     )
     from attention_core.embedding import embed, sinusoidal_positions
     from attention_core.pipeline import Analysis, analyze
-    from attention_core.settings import Settings, parse_settings
+    from attention_core.settings import Settings
     from attention_core.stats import HeadStats, head_similarity, head_stats, similarity_order
 
 

@@ -15,7 +15,7 @@ Shape legend: B sentences, n tokens, C embed_dim, H heads (1 for single-head).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import torch
@@ -29,11 +29,20 @@ from attention_core.attention import (
     causal_mask,
 )
 from attention_core.embedding import embed
+from attention_core.i18n import t
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
-from attention_core.settings import ModelSettings
+from attention_core.settings import ModelSettings, Settings, parse_settings
 from attention_core.tokenize import Token, token_labels, tokenize
 
-__all__ = ["Analysis", "analyze", "build_module", "forward", "queries_keys", "token_labels"]
+__all__ = [
+    "Analysis",
+    "analyze",
+    "build_module",
+    "forward",
+    "model_settings",
+    "queries_keys",
+    "token_labels",
+]
 
 
 def build_module(settings: ModelSettings) -> SingleHeadAttention | MultiHeadAttention:
@@ -129,13 +138,23 @@ class Analysis:
 
 
 def analyze(
-    settings: ModelSettings,
+    settings: ModelSettings | str,
     *,
     with_trace: bool = False,
     divisor: float | None = None,
     max_tokens: int = MAX_TOKENS,
+    **options: object,
 ) -> Analysis:
-    """Run `settings` through tokenizer, embedding and attention.
+    """Run a sentence through tokenizer, embedding and attention.
+
+        >>> a = analyze("中和有一個永和路", embed_dim=8, num_heads=2)
+        >>> [t.text for t in a.tokens], a.weights.shape   # (H, n, n): heads, queries, keys
+        (['中和', '有', '一個', '永和路'], (2, 4, 4))
+
+    `settings` is the text, with any of `ModelSettings`'s fields as keywords (the app's
+    defaults otherwise: tokenizer="auto", attention="multi", embed_dim=16, num_heads=4,
+    seed=0, causal=False, positional=False, weights="untrained"), or a `ModelSettings`.
+    Every row of `weights` sums to 1.
 
     `divisor` overrides √d_k (see `AttentionTrace`). With `with_trace` every step's
     array is kept (larger; only the teaching pages need it).
@@ -144,7 +163,7 @@ def analyze(
     each) up to its context; with the jieba tokenizer and no trace, the characters'
     attention is pooled to jieba words (`attention_core.pooling`).
     """
-    settings = settings.effective
+    settings = model_settings(settings, **options).effective
     text = settings.text[:MAX_TEXT_CHARS]
     unknown: list[int] = []
     if settings.trained:
@@ -177,6 +196,28 @@ def analyze(
         pooled=pooled,
         read=t.weights.shape[-1],
     )
+
+
+def model_settings(settings: ModelSettings | str, **options: object) -> ModelSettings:
+    """`settings`, or a text with keyword settings checked by the app's one validator
+    (`settings.parse_settings`): a ValueError names each value that is wrong and why."""
+    if isinstance(settings, ModelSettings):
+        if options:
+            raise ValueError(f"keyword settings go with a text, not a ModelSettings: {options}")
+        return settings
+    if not isinstance(settings, str):
+        raise ValueError(f"a text or a ModelSettings, not {type(settings).__name__}")
+    names = {f.name for f in fields(ModelSettings)} - {"text"}
+    if unknown := sorted(set(options) - names):
+        raise ValueError(f"unknown settings {unknown}: choose from {sorted(names)}")
+    params = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()}
+    parsed, problems = parse_settings({**params, "text": settings}, base=Settings())
+    if problems:
+        raise ValueError(
+            "; ".join(f"{p.key}={p.value}: {t(p.reason, 'en', **p.params)}" for p in problems)
+        )
+    values = {f.name: getattr(parsed, f.name) for f in fields(ModelSettings)}
+    return ModelSettings(**values)
 
 
 def _pool_to_words(

@@ -53,3 +53,36 @@ def test_truncation_and_text_cut():
 def test_same_settings_same_matrices():
     s = Settings(text="Attention is all you need.", seed=11)
     np.testing.assert_array_equal(analyze(s).weights, analyze(s).weights)
+
+
+def test_a_script_calls_analyze_with_a_text_and_keyword_settings():
+    """The one obvious call from text to attention, with the app's defaults otherwise;
+    weights equal an independent recomputation (q and k from the module's nn.Linear)."""
+    import attention_core
+    from helpers_teaching import reference_weights
+
+    a = attention_core.analyze("中和有一個永和路", embed_dim=8, num_heads=2)
+    assert [t.text for t in a.tokens] == ["中和", "有", "一個", "永和路"]
+    assert a.weights.shape == (2, 4, 4)  # (heads, queries, keys)
+    np.testing.assert_allclose(a.weights.sum(-1), 1, atol=EXACT)
+    expected = reference_weights("中和有一個永和路", embed_dim=8, num_heads=2)
+    np.testing.assert_allclose(a.weights, expected, atol=EXACT)
+    causal = attention_core.analyze("the cat sat", causal=True, embed_dim=np.int64(8))
+    assert causal.settings.causal and causal.weights.shape == (4, 3, 3)
+    assert np.all(np.triu(causal.weights, 1) == 0)
+
+
+def test_analyze_names_what_is_wrong_in_keyword_settings():
+    import pytest
+
+    for bad, words in (
+        ({"embed_dim": 6, "num_heads": 4}, "num_heads=4: embed_dim=6 divides into 1, 2, 3, 6"),
+        ({"tokenizer": "bpe"}, "tokenizer=bpe: valid: auto, jieba"),
+        ({"heads": 2}, "unknown settings ['heads']"),
+        ({"embed_dim": 0}, "embed_dim=0: an integer from 1 to"),
+        ({"causal": "maybe"}, "causal=maybe: true or false"),
+    ):
+        with pytest.raises(ValueError, match=words.replace("[", r"\[").replace("]", r"\]")):
+            analyze("中和有一個永和路", **bad)
+    with pytest.raises(ValueError, match="a text or a ModelSettings"):
+        analyze(None)
