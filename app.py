@@ -31,19 +31,31 @@ from attention_core.settings import (
     nearest_heads,
     parse_settings,
 )
-from ui.cache import import_ui_stack
-from ui.common import choose, entry_guard, language_radio, md_escape, sidebar_settings, tr
-from ui.phone import sidebar_folded, unfold_on_open
-from ui.presenter import presenter_mode
-from ui.slots import script_place
 
+if __name__ == "__main__":  # a session's run of the script
+    from ui.cache import import_ui_stack
+    from ui.common import (
+        choose,
+        entry_guard,
+        language_radio,
+        md_escape,
+        sidebar_settings,
+        tr,
+    )
+    from ui.phone import sidebar_folded, unfold_on_open
+    from ui.presenter import presenter_mode
+    from ui.slots import script_place
+else:  # imported by `streamlit run app.py` to find the server, before Streamlit's runtime
+    # exists: only the server's modules here. A module of st.cache_data functions imported
+    # now would log "No runtime found" once per function (Streamlit's ASGI guidance).
+    from ui.server import MIDDLEWARE, lifespan, no_external_ip_lookup
+
+    no_external_ip_lookup()
+    app = st.App("app.py", lifespan=lifespan, middleware=MIDDLEWARE)
+
+ASSETS_DIR = Path(__file__).resolve().parent / "assets"  # the app's own files (its icon)
 # the sidebar's widgets of the untrained module, not drawn while the trained reader is shown
 UNTRAINED_ONLY = ("attention", "embed_dim", "num_heads", "seed", "causal", "positional")
-
-if __name__ != "__main__":  # imported by `streamlit run app.py`: the server
-    from ui.server import MIDDLEWARE, lifespan
-
-    app = st.App("app.py", lifespan=lifespan, middleware=MIDDLEWARE)
 
 
 def _fit_heads() -> None:
@@ -67,9 +79,6 @@ def _use_example() -> None:
     if state.get("example"):
         state["text"] = state["example"]
     state["example"] = None
-
-
-ASSETS_DIR = Path(__file__).resolve().parent / "assets"  # the app's own files (its icon)
 
 
 def _examples() -> dict[str, list[str]]:

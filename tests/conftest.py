@@ -6,7 +6,10 @@ so nothing in the suite can reach a hub even by accident (the project's OFFLINE 
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +21,16 @@ if TYPE_CHECKING:
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+# Nothing the suite runs reads or writes the user's caches (a corpus, atlas indexes): each
+# test process, and every server and AppTest it starts, gets an empty cache folder of its
+# own, as on a machine that never ran the project. Tests that need a corpus or an index
+# build one in their own temporary folder.
+_EMPTY_CACHE = Path(tempfile.mkdtemp(prefix="attention-studio-test-cache-"))
+atexit.register(shutil.rmtree, _EMPTY_CACHE, ignore_errors=True)
+os.environ["XDG_CACHE_HOME"] = str(_EMPTY_CACHE)
+for _name in [n for n in os.environ if n.startswith("ATTENTION_STUDIO_")]:
+    del os.environ[_name]
 
 ARTIFACTS_DIR = Path(__file__).resolve().parent / "artifacts"  # git-ignored
 

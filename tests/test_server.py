@@ -250,3 +250,35 @@ def test_a_served_app_warms_up_alone_and_answers_files_from_memory() -> None:
         line = log.wait_for(WARM_UP_LOG, timeout=120)  # no browser, no session: by itself
         assert line.split(WARM_UP_LOG, 1)[1].split()[0] == "ok", line
         log.assert_no_traceback(what="the warm-up")
+        # a clean start: where to open the app, then the warm-up, and nothing else (no cache
+        # warning per cached function, no failed look-up of a public address)
+        lines = [s.strip() for s in log.text().splitlines() if s.strip()]
+        before = lines[: next(i for i, s in enumerate(lines) if WARM_UP_LOG in s)]
+        assert before == [
+            "Attention Studio is running. Open it in a browser:",
+            f"URL: http://127.0.0.1:{url.rsplit(':', 1)[1]}",
+        ], before
+
+
+def test_the_banner_names_the_local_and_every_lan_address(monkeypatch) -> None:
+    """Bound to every interface: localhost and each LAN address (what phones open); bound
+    to one address: that one."""
+    from streamlit import config
+
+    from ui.server import server_urls
+
+    monkeypatch.setattr("ui.address.lan_addresses", lambda: ["192.168.1.20", "10.0.0.7"])
+    saved = {k: config.get_option(k) for k in ("server.port", "server.address")}
+    try:
+        config.set_option("server.port", 8765)
+        config.set_option("server.address", "0.0.0.0")
+        assert server_urls() == [
+            ("Local URL", "http://localhost:8765"),
+            ("Network URL", "http://192.168.1.20:8765"),
+            ("Network URL", "http://10.0.0.7:8765"),
+        ]
+        config.set_option("server.address", "127.0.0.1")
+        assert server_urls() == [("URL", "http://127.0.0.1:8765")]
+    finally:
+        for key, value in saved.items():
+            config.set_option(key, value)

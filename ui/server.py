@@ -30,7 +30,11 @@ script, pages and settings as before, with two additions for a class that arrive
    built, after Streamlit's own start, its websocket and the script run (a new phone
    painted ~0.1 s sooner, bench visit).
 4. **Tiles of long maps** (ui/tiles.py): `GET /_studio/tile?…` answered from the process's
-   store of long attention maps, for the landing page's zoomable map (issue 26).
+   store of long attention maps, for the landing page's zoomable map.
+5. **No phoning home** (`no_external_ip_lookup`): a headless Streamlit asks a web service for
+   the machine's public address to print an "External URL"; offline (a classroom, this
+   project's rule) that is a one-second wait and a warning in the first lines a teacher
+   reads. Share links and QR codes find the LAN address themselves (ui/address.py).
 """
 
 from __future__ import annotations
@@ -63,8 +67,11 @@ __all__ = [
     "Asset",
     "StaticAssets",
     "lifespan",
+    "no_external_ip_lookup",
     "plotly_preload",
     "plotly_url",
+    "print_urls",
+    "server_urls",
     "warm_up",
 ]
 
@@ -298,7 +305,8 @@ async def warm_up() -> str:
 
 @asynccontextmanager
 async def lifespan(_app: Any) -> AsyncIterator[None]:
-    """Start warming up as the server starts; the server answers meanwhile."""
+    """Say where the app is, and start warming up; the server answers meanwhile."""
+    print_urls()
     task = asyncio.get_running_loop().create_task(warm_up(), name="attention-studio-warm-up")
     try:
         yield
@@ -314,3 +322,39 @@ def _tile_route(app: ASGIApp) -> ASGIApp:
 
 
 MIDDLEWARE = [Middleware(StaticAssets), Middleware(_tile_route)]
+
+
+def no_external_ip_lookup() -> None:
+    """Tell Streamlit there is no external address to look up (see the module docstring):
+    its websocket-origin check then asks no web service. Its own start-up banner is off
+    (.streamlit/config.toml: logger.hideWelcomeMessage, since it looks the address up before
+    this module is imported); `server_urls` prints the Local and Network URLs instead."""
+    from streamlit import net_util
+
+    net_util._external_ip = ""  # Streamlit's memo of the lookup: "" is "looked, none"
+
+
+def server_urls() -> list[tuple[str, str]]:
+    """The addresses this server answers on, as Streamlit's banner names them: Local, then
+    one Network URL per LAN address (the ones phones reach, ui/address.py); a server bound
+    to one address has just that URL."""
+    from streamlit import config
+
+    from ui.address import lan_addresses
+
+    port = config.get_option("server.port")
+    path = (config.get_option("server.baseUrlPath") or "").strip("/")
+    path = f"/{path}" if path else ""
+    bound = config.get_option("server.address")
+    if bound and bound not in ("0.0.0.0", "::"):
+        return [("URL", f"http://{bound}:{port}{path}")]
+    urls = [("Local URL", f"http://localhost:{port}{path}")]
+    urls += [("Network URL", f"http://{ip}:{port}{path}") for ip in lan_addresses()]
+    return urls
+
+
+def print_urls() -> None:
+    """The start-up banner: where to open the app (no external address is looked up)."""
+    lines = ["", "  Attention Studio is running. Open it in a browser:", ""]
+    lines += [f"  {name}: {url}" for name, url in server_urls()]
+    print("\n".join([*lines, ""]), flush=True)
