@@ -26,7 +26,14 @@ import importlib.resources
 import importlib.util
 from pathlib import Path
 
-__all__ = ["DATA_DIR", "MINILM_PACKAGE", "MissingDataError", "data_file", "minilm_dir"]
+__all__ = [
+    "DATA_DIR",
+    "MINILM_PACKAGE",
+    "REINSTALL",
+    "MissingDataError",
+    "data_file",
+    "minilm_dir",
+]
 
 # A wheel installs unpacked, so the package's files are a real folder on disk.
 DATA_DIR = Path(str(importlib.resources.files("attention_core"))) / "data"

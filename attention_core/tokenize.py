@@ -53,7 +53,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attention_core.resources import DATA_DIR, minilm_dir
+from attention_core.resources import DATA_DIR, data_file, minilm_dir
 
 if TYPE_CHECKING:
     import jieba
@@ -278,7 +278,7 @@ def _jieba() -> jieba.Tokenizer:
         tk.tmp_dir = tempfile.gettempdir()
         tk.initialize()
         table = _t2s_table()
-        for word, freq, tag in _read_user_dict(USER_DICT_PATH):
+        for word, freq, tag in _read_user_dict(data_file("jieba", USER_DICT_PATH.name)):
             simplified = word.translate(table)  # jieba only ever sees the Simplified copy
             suggested = tk.suggest_freq(simplified, False)
             # never lower a frequency: that would break words jieba already cuts well

@@ -24,6 +24,7 @@ from safetensors.torch import load_file, save_file
 from attention_core.reader.card import CARD, RETRAIN, SHIPPED_DIR, ReaderError, read_card
 from attention_core.reader.model import ReaderConfig, ReaderLM
 from attention_core.reader.vocab import Vocab
+from attention_core.resources import REINSTALL
 
 __all__ = ["SHIPPED_DIR", "Reader", "ReaderError", "load", "load_shipped", "save"]
 
@@ -58,6 +59,13 @@ def save(model: ReaderLM, vocab: Vocab, card: dict[str, Any], folder: Path) -> N
     (folder / CARD).write_text(json.dumps(card, ensure_ascii=False, indent=2) + "\n", "utf-8")
 
 
+def _restore(folder: Path) -> str:
+    """How to get a reader's files back: the package's own are reinstalled."""
+    if Path(folder).resolve() == SHIPPED_DIR.resolve():
+        return f"the package is incompletely installed; restore it with {REINSTALL}"
+    return f"rebuild it with `{RETRAIN} --out {folder}`"
+
+
 def load(folder: Path) -> Reader:
     """The reader in `folder`, after checking every file against the card."""
     folder = Path(folder)
@@ -70,9 +78,12 @@ def load(folder: Path) -> Reader:
     for name in (WEIGHTS, VOCAB):
         path = folder / name
         if not path.is_file():
-            raise ReaderError(f"{path} is missing (rebuild with `{RETRAIN}`)")
+            raise ReaderError(f"{path} is missing: {_restore(folder)}")
         if _sha256(path) != hashes.get(name):
-            raise ReaderError(f"{path} does not match its SHA-256 in {CARD}: corrupted or replaced")
+            raise ReaderError(
+                f"{path} does not match its SHA-256 in {CARD}: corrupted or replaced; "
+                f"{_restore(folder)}"
+            )
     try:
         vocab = Vocab.load(folder / VOCAB)
         if len(vocab) != config.vocab_size:
