@@ -143,7 +143,7 @@ def _shot(page: Page, name: str) -> None:
 @pytest.mark.readme_shots  # writes tracked files from the indexes in default_index_dir()
 def test_atlas_screenshots_for_readme(app_server: str, page: Page) -> None:
     """The atlas on the full held-out corpus (built beforehand with `python -m
-    attention_core.atlas build --model M` for the three models), as README shows it."""
+    attention_core.atlas build --model M` for the three models), as the docs show it."""
     from attention_core.atlas.build import chunk_dirs, default_index_dir
 
     missing = [
