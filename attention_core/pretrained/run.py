@@ -69,7 +69,7 @@ def run_model(
     context, `loaded.max_length`) is cut; `truncated` says so and `cut_by` which bound cut
     it. Every weight is returned, L·H·n² floats: a max_tokens above MAX_TOKENS whose weights
     could pass MAX_DENSE_FLOATS is refused (ValueError) — `run_model_long` keeps maps instead.
-    Empty text is valid: for BERT-like models it gives just [CLS] [SEP].
+    Empty text is valid: for BERT-like models it gives just `[CLS] [SEP]`.
     Safe to call from several threads with one shared LoadedModel.
 
     `generate` (0…MAX_GENERATE): a decoder writes that many tokens greedily after the text

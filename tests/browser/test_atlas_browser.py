@@ -118,11 +118,11 @@ def test_the_atlas_walk_in_both_languages(atlas_server: tuple[str, Path], browse
         context.close()
 
 
-SHOTS = Path(__file__).resolve().parents[2] / "assets" / "screenshots"
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 
 def _shot(page: Page, name: str) -> None:
-    """The main area down to its last chart, 256 colours, as assets/screenshots/<name>.png."""
+    """The main area down to its last chart, 256 colours, as docs/images/<name>.png."""
     from PIL import Image
 
     page.set_viewport_size({"width": 1400, "height": 3200})
@@ -143,7 +143,7 @@ def _shot(page: Page, name: str) -> None:
 @pytest.mark.readme_shots  # writes tracked files from the indexes in default_index_dir()
 def test_atlas_screenshots_for_readme(app_server: str, page: Page) -> None:
     """The atlas on the full held-out corpus (built beforehand with `python -m
-    attention_core.atlas build --model M` for the three models), as README shows it."""
+    attention_core.atlas build --model M` for the three models), as the docs show it."""
     from attention_core.atlas.build import chunk_dirs, default_index_dir
 
     missing = [

@@ -204,12 +204,12 @@ def test_the_lens_on_a_llamas_4096_tokens(
     screenshot(page, "lens-long-received-zh-TW")
 
 
-SHOTS = Path(__file__).resolve().parents[2] / "assets" / "screenshots"
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 
 def _readme_shot(page: Page, name: str, bottom_of: str) -> None:
     """The page from the top down to the bottom of `bottom_of` (a CSS selector), 256
-    colours, as assets/screenshots/<name>.png."""
+    colours, as docs/images/<name>.png."""
     from PIL import Image
 
     bottom = page.evaluate(

@@ -6,7 +6,7 @@ tokens carry a label, the colour axis in use, and a lecturer's walk: colours, a 
 switch mid-session, the one-click way to the pretrained model and back.
 
 Screenshots: tests/artifacts/readable-*.png, and the landing page at n = 4, 30, 128, 512 in
-both languages in assets/screenshots/ (README shows them).
+both languages in docs/images/ (the docs show them).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .widgets import main_area, set_language, sidebar
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path(__file__).resolve().parents[2] / "assets" / "screenshots"
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "images"
 WORDS = (
     "the quick brown fox jumps over the lazy dog while the teacher writes on a board and the "
     "students in the class watch every head of attention light up one by one as the lesson "
@@ -165,7 +165,7 @@ def _landing_shot(page: Page, name: str) -> None:
 @pytest.mark.readme_shots  # writes tracked files: run on purpose, `pytest -m readme_shots`
 @pytest.mark.parametrize("lang", ["en", "zh-TW"])
 def test_landing_page_screenshots_for_readme(app_server: str, page: Page, lang: str) -> None:
-    """The landing page at n = 4, 30, 128, 512 in `lang`, as README shows it."""
+    """The landing page at n = 4, 30, 128, 512 in `lang`, as the docs show it."""
     for size in ("n4", "n30", "n128", "n512"):
         params, _ = SIZES[size]
         open_landing(page, app_server, {**params, "lang": lang})
