@@ -87,3 +87,19 @@ def test_readme_pictures_and_docs_links_exist() -> None:
     assert any(t.startswith("docs/images/") for t in local)
     missing = [t for t in local if not (ROOT / t).exists()]
     assert not missing
+
+
+def test_readmes_library_examples_run_and_say_what_they_print() -> None:
+    """README's script examples that need no downloaded model run as written, and the
+    values their comments promise are what they give."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text("utf-8"), re.S)
+    runnable = [b for b in blocks if "from_pretrained" not in b]
+    scopes: list[dict] = []
+    for block in runnable:
+        scopes.append({})
+        exec(compile(block, "README.md", "exec"), scopes[-1])
+    first, steps = scopes[0], scopes[-1]
+    assert [t.label for t in first["result"].tokens] == ["中和", "有", "一個", "永和路"]
+    assert first["result"].weights.shape == (2, 4, 4)
+    assert tuple(steps["x"].shape) == (1, 4, 8)
+    assert tuple(steps["weights"].shape) == (1, 2, 4, 4)
