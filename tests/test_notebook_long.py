@@ -93,3 +93,13 @@ def test_impossible_arguments_say_what_is_possible(kwargs: dict, message: str) -
         long_view(model, TEXT, tokenizer=tokenizer, **kwargs)
     with pytest.raises(NotebookInputError, match="no tokens"):
         long_view(model, "", tokenizer=tokenizer)
+
+
+def test_a_window_of_numpy_integers_is_a_window() -> None:
+    """Positions computed with NumPy (np.argmax, np.int64 arithmetic) are positions."""
+    model, tokenizer, _ = llama()
+    ints = long_view(model, TEXT, layer=0, tokenizer=tokenizer, window=(1200, 1300))
+    numpy = long_view(
+        model, TEXT, layer=0, tokenizer=tokenizer, window=(np.int64(1200), np.int32(1300))
+    )
+    assert numpy.to_html() == ints.to_html()

@@ -60,9 +60,20 @@ def _array(value: Any) -> np.ndarray:
 
 def _stack(attention: Any, batch: int) -> np.ndarray:
     """Any accepted form → (L, H, n, n)."""
+    if attention is None:
+        raise NotebookInputError(
+            f"the attention is None: the model returned no attention weights; {_EAGER}",
+            code="empty",
+        )
     if isinstance(attention, (tuple, list)):
         if not attention:
             raise NotebookInputError(f"the attention is empty: no layers; {_EAGER}", code="empty")
+        if all(layer is None for layer in attention):
+            raise NotebookInputError(
+                f"the attention is a tuple of {len(attention)} None: the model's attention "
+                f"implementation (SDPA, flash) returns no weights; {_EAGER}",
+                code="empty",
+            )
         layers = [_array(layer) for layer in attention]
         shapes = {layer.shape for layer in layers}
         if len(shapes) != 1:

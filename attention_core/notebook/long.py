@@ -20,6 +20,7 @@ Shape legend: H heads, n tokens, c cells a side.
 from __future__ import annotations
 
 import itertools
+import numbers
 from typing import Any
 
 import numpy as np
@@ -109,7 +110,7 @@ def _window(window: object, n: int) -> tuple[int, int]:
     if (
         not isinstance(window, tuple | list)
         or len(window) != 2
-        or not all(isinstance(x, int) and not isinstance(x, bool) for x in window)
+        or not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in window)
     ):
         raise NotebookInputError(f"window must be (start, stop) token positions, got {window!r}")
     a, b = int(window[0]), int(window[1])
