@@ -27,6 +27,8 @@ from urllib.parse import urlencode
 __all__ = [
     "CHROMIUM",
     "FLAGS",
+    "RECORD_FRAMES_JS",
+    "STOP_FRAMES_JS",
     "VIEWPORT",
     "app_url",
     "chromium",
@@ -139,3 +141,26 @@ def wait_painted(page: Any, count: int, *, chart: int = 0, timeout_s: float = 12
     page.evaluate(_DECODED_JS, chart)
     next_frames(page)
     return time.perf_counter()
+
+
+# Records every distinct picture of `heads` heatmaps the page paints (a live training run's
+# frames): a frame is a chart with exactly `heads` painted heatmaps whose numbers differ from
+# every picture seen before; STOP_FRAMES_JS returns their performance.now() times (ms).
+RECORD_FRAMES_JS = """
+(heads) => {
+  window.__frames = [];
+  const seen = new Set();
+  window.__frameTimer = setInterval(() => {
+    for (const plot of document.querySelectorAll('.studio-chart.js-plotly-plot')) {
+      const maps = (plot._fullData || []).filter((t) => t.type === 'heatmap');
+      if (maps.length !== heads) continue;
+      const painted = [...plot.querySelectorAll('g.hm image')].filter((img) =>
+        (img.getAttribute('href') || '').startsWith('data:image')).length;
+      if (painted !== heads) continue;
+      const key = maps.map((t) => JSON.stringify(t.z)).join('|');
+      if (!seen.has(key)) { seen.add(key); window.__frames.push(performance.now()); }
+    }
+  }, 30);
+}
+"""
+STOP_FRAMES_JS = "() => { clearInterval(window.__frameTimer); return window.__frames; }"

@@ -1,4 +1,5 @@
-"""attention_core.attention_file: every format round-trips the weights and tokens exactly;
+"""attention_core.attention_file: every format round-trips the weights and tokens exactly,
+and opens with numpy's, safetensors' and torch's own readers to the same values;
 hostile and broken files are refused with a reason and nothing in them runs."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import zipfile
 import numpy as np
 import pytest
 import torch
+from helpers_files import independent_reads
 from helpers_hostile import PWNED, RunsOnUnpickle
 
 import attention_core.attention_file as attention_file
@@ -33,6 +35,19 @@ def test_every_format_brings_back_the_same_weights_and_tokens(fmt: str) -> None:
     read = read_attention(attention_bytes(_weights(), TOKENS, fmt), f"view.{fmt}")
     np.testing.assert_array_equal(read.weights, _weights())
     assert read.tokens == TOKENS and read.layers == [0, 1]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_opens_with_numpy_safetensors_and_torch_own_readers(fmt, tmp_path) -> None:
+    """What a user's own code gets from the file: the weights and tokens written, exactly."""
+    path = tmp_path / f"view.{fmt}"
+    path.write_bytes(attention_bytes(_weights(), TOKENS, fmt))
+    reads = independent_reads(path)
+    assert reads
+    for reader, (weights, tokens) in reads.items():
+        assert weights.dtype == np.float32 and weights.shape == (2, 3, 5, 5), reader
+        np.testing.assert_array_equal(weights, _weights(), err_msg=reader)
+        assert tokens == TOKENS, reader
 
 
 def test_a_pickle_in_a_pt_file_is_refused_and_never_runs() -> None:

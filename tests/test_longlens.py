@@ -1,13 +1,15 @@
 """The long lens (attention_core/longlens.py) against the dense lens on the same weights:
 received attention = column means of (H, n, n) weights, sink mass = lens.sinks' mass, the
 rollout row = lens.rollout's last layer, at n ≤ 512 where both exist (the module's own maps
-and a real model's), and its figures at 4 096 tokens."""
+and a real model's), and a tiny real model's figures at 4 096 tokens against its own eager
+output_attentions."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
+from availability import needs_minilm
 
 from attention_core.lens import rollout, sinks
 from attention_core.limits import EXACT
@@ -52,17 +54,38 @@ def test_received_sinks_and_rollout_equal_the_dense_lens(causal: bool) -> None:
     np.testing.assert_allclose(rollout_row(maps, 123), rollout(dense)[-1, 123], atol=EXACT)
 
 
-def test_a_real_models_sinks_at_4096_tokens() -> None:
-    """Each head's received attention sums to 1 and a causal map's first key receives at
-    least what its first row gives it (1: it sees only itself)."""
-    maps = _maps(2, 2, 4096, causal=True, seed=1)
-    for m in maps:
-        for h in range(2):
-            r = received(m, h)
-            assert r.shape == (4096,) and abs(r.sum() - 1) < 1e-6
-            assert r[0] >= 1 / 4096
-    row = rollout_row(maps, 4095)
-    assert abs(row.sum() - 1) < 1e-5
+@needs_minilm
+def test_a_real_models_received_attention_sinks_and_rollout_at_4096_tokens() -> None:
+    """A tiny Llama's (built offline, random weights) long-lens figures at 4 096 tokens
+    against its own eager output_attentions: every head's received attention, the sink
+    mass of each kind of sink token and the last query's rollout row."""
+    from helpers_models import minilm_tokenizer, tiny_decoder
+
+    from attention_core.lens import SINK_KINDS
+    from attention_core.lens.sink_tokens import sink_positions
+    from attention_core.pretrained import from_model, run_model_long
+
+    tokenizer = minilm_tokenizer()
+    model = tiny_decoder("LlamaConfig", tokenizer.vocab_size, num_key_value_heads=2)
+    text = "the cat sat on the mat, and then it slept. " * 400  # past 4 096 tokens
+    long = run_model_long(from_model(model, tokenizer, name="llama"), text)
+    assert long.n == 4096
+    inputs = tokenizer(text, return_tensors="pt", truncation=True, max_length=4096)
+    with torch.no_grad():  # the reference: L × (1, H, n, n), 537 MB
+        own = model.model(**inputs, output_attentions=True, use_cache=False).attentions
+    mass, present, got = sink_mass(long.maps, long.tokens, long.special)
+    where = sink_positions(long.tokens, long.special)
+    assert all(present[kind] for kind in SINK_KINDS)  # [CLS], [SEP], the first token, ","
+    row = torch.zeros(4096, dtype=torch.float64)
+    row[4095] = 1
+    for layer in range(len(own) - 1, -1, -1):  # row 4095 of Ã_L ⋯ Ã_1 (lens.rollout)
+        a = own[layer][0].double()  # (H, n, n)
+        np.testing.assert_allclose(got[layer], a.mean(dim=1).numpy(), atol=EXACT)
+        for kind in SINK_KINDS:
+            want = a[..., torch.from_numpy(where[kind])].sum(dim=-1).mean(dim=-1)  # (H,)
+            np.testing.assert_allclose(mass[kind][layer], want.numpy(), atol=EXACT)
+        row = 0.5 * row + 0.5 * (row @ a.mean(dim=0))
+    np.testing.assert_allclose(rollout_row(long.maps, 4095), row.numpy(), atol=EXACT)
 
 
 def test_top_keys_largest_first_ties_by_position() -> None:

@@ -93,7 +93,8 @@ def test_forms_bertviz_takes_are_one_attention() -> None:
     one_layer = as_attention(w[1], tokens)  # (H, n, n)
     assert one_layer.weights.shape == (1, 3, 5, 5) and one_layer.layers == [0]
     kept = as_attention(w, tokens, include_layers=[1])
-    np.testing.assert_array_equal(kept.weights, w[1:]) and kept.layers == [1]
+    np.testing.assert_array_equal(kept.weights, w[1:])
+    assert kept.layers == [1]
 
 
 def test_tokens_are_prettified_as_bertviz_does() -> None:

@@ -65,8 +65,13 @@ def test_a_window_is_the_models_own_weights_exactly() -> None:
     view = long_view(model, TEXT, layer=0, tokenizer=tokenizer, window=(1200, 1300))
     for h, got in enumerate(_panels(view)):
         np.testing.assert_allclose(got, own[0, h, 1200:1300, 1200:1300], atol=EXACT)
+    pieces = tokenizer.convert_ids_to_tokens(tokenizer(TEXT)["input_ids"])
+    labels = [f"{i}:{pieces[i]}" for i in range(1200, 1300)]  # the window's own tokens
+    for trace in view.figure.to_dict()["data"]:
+        assert list(trace["x"]) == labels and list(trace["y"]) == labels
     html = view.to_html()
-    assert "1200:slept" in html or "1200:" in html
+    assert labels[0] == "1200:the" and '"1200:the"' in html and '"1299:the"' in html
+    assert '"1199:' not in html and '"1300:' not in html  # nothing outside the window
 
 
 def test_a_sliding_window_narrower_than_the_text_is_refused() -> None:

@@ -98,11 +98,24 @@ def test_a_chosen_heads_top_sentence_is_drawn_with_the_models_weights(atlas_env:
 
 
 def test_my_sentence_is_placed_among_the_heads(atlas_env: Path) -> None:
-    at = open_atlas("zh-TW", text="小貓把杯子推倒了", atlas_model="reader", atlas_mine=True)
+    from attention_core.atlas.rows import sentence_rows
+
+    text = "小貓把杯子推倒了"
+    at = open_atlas("zh-TW", text=text, atlas_model="reader", atlas_mine=True, atlas_head="2-1")
+    reader = open_model("reader")
+    (reading,) = reader.read([text])
+    rows = {
+        (r["layer"], r["head"]): r
+        for r in sentence_rows(reading, causal=reader.causal, same_word=True)[1]
+    }
     mine = chart(at, "atlas_map")["data"][1]
     assert mine["name"] == t("atlas_mine_name", "zh-TW")
-    assert len(decode(mine["x"])) == 16
-    assert "%" in md_unescape(texts(at))  # where it falls among the corpus sentences
+    assert decode(mine["x"]) == pytest.approx([rows[k]["previous"] for k in sorted(rows)])
+    value = rows[2, 1]["previous"]  # where it falls among the corpus sentences, head L2 H1
+    share = Atlas.open("reader", atlas_env).share_below(2, 1, "previous", value)
+    metric = t("atlas_metric_previous", "zh-TW")
+    rank = t("atlas_mine_rank", "zh-TW", metric=metric, value=value, share=share)
+    assert rank in md_unescape(texts(at))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-TW"])

@@ -303,10 +303,15 @@ def test_an_encoder_decoder_shows_decoder_and_cross_attention(tiny_folders):
 
 @needs_minilm
 @pytest.mark.parametrize("lang", ["en", "zh-TW"])
-def test_every_layer_downloads_in_three_formats_and_reads_back_as_transformers(reference, lang):
+def test_every_layer_downloads_in_three_formats_and_reads_back_as_transformers(
+    reference, lang, tmp_path
+):
     """The page offers .npz, .safetensors and .pt of what the model returned; the file a
     click makes (the same `attention_bytes` of the page's own run) reads back to exactly
-    transformers' attentions and tokens."""
+    transformers' attentions and tokens, with the project's reader and with numpy's,
+    safetensors' and torch's own."""
+    from helpers_files import independent_reads
+
     from attention_core.attention_file import FORMATS, attention_bytes, read_attention
     from attention_core.pretrained import load_model, run_model
 
@@ -320,6 +325,11 @@ def test_every_layer_downloads_in_three_formats_and_reads_back_as_transformers(r
     tokens, attentions = reference(ENGLISH)
     result = run_model(load_model(), ENGLISH)
     for fmt in FORMATS:
-        read = read_attention(attention_bytes(result.attentions, result.tokens, fmt), f"a.{fmt}")
+        data = attention_bytes(result.attentions, result.tokens, fmt)
+        read = read_attention(data, f"a.{fmt}")
         assert read.tokens == tokens
         np.testing.assert_allclose(read.weights, attentions, atol=EXACT)
+        (tmp_path / f"a.{fmt}").write_bytes(data)
+        for reader, (weights, their_tokens) in independent_reads(tmp_path / f"a.{fmt}").items():
+            assert their_tokens == tokens, reader
+            np.testing.assert_allclose(weights, attentions, atol=EXACT, err_msg=reader)

@@ -9,7 +9,6 @@ open class, or a later class that reuses the code). Forged: any id the store did
 from __future__ import annotations
 
 import secrets
-import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from attention_core.poll import (
     name_was_cut,
 )
 from attention_core.poll import store as store_module
-from attention_core.poll.guard import ENV_SECRET, sign_student, signed_for
+from attention_core.poll.guard import ENV_SECRET, HOLD_S, sign_student, signed_for
 from tests import test_poll_store as stores
 
 _question = stores._question
@@ -144,25 +143,35 @@ def test_a_long_name_is_cut_to_the_limit_not_dropped(store: PollStore) -> None:
         store.join(code, "bad id!")
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
 def test_a_seat_is_held_by_one_session_until_it_falls_silent(
-    store: PollStore, monkeypatch: pytest.MonkeyPatch
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """A copied link in the same class: the owner's session holds the seat; the copy is
-    refused while the owner renews it, and takes it only after HOLD_S of silence."""
-    import attention_core.poll.redis_store as redis_module
-    import attention_core.poll.sqlite as sqlite_module
+    refused while the owner renews it, and takes it only after HOLD_S of silence (on the
+    store's clock, moved by hand here: no real time passes)."""
+    now = [1_800_000_000.0]  # seconds, as time.time
 
-    for module in (sqlite_module, redis_module):
-        monkeypatch.setattr(module, "HOLD_S", 0.3)
+    def clock() -> float:
+        return now[0]
+
+    if kind == "sqlite":
+        store: PollStore = SQLiteStore(tmp_path / "poll.sqlite3", clock=clock)
+    else:
+        store = RedisStore(request.getfixturevalue("redis_url"), clock=clock)
+        store.redis.flushdb()
     code, _ = store.open_class()
     info = store.join(code)
     owner, copier = "owner-session", "copier-session"
     assert store.hold(info.class_id, info.student, owner)
     for _ in range(3):
+        now[0] += HOLD_S / 2  # the owner refreshes well within HOLD_S
         assert not store.hold(info.class_id, info.student, copier)
         assert store.hold(info.class_id, info.student, owner)  # the owner's refresh
     other = store.join(code).student  # another seat is another hold
     assert store.hold(info.class_id, other, copier)
-    time.sleep(0.45)  # the owner's tab closed (or its replica died): the hold lapses
+    now[0] += HOLD_S - 0.5  # the owner silent, not yet for HOLD_S: still the owner's
+    assert not store.hold(info.class_id, info.student, copier)
+    now[0] += 1.0  # the owner's tab closed (or its replica died): the hold lapses
     assert store.hold(info.class_id, info.student, copier)
     assert not store.hold(info.class_id, info.student, owner)

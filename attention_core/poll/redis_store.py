@@ -12,7 +12,7 @@ import secrets
 import time
 from dataclasses import asdict, replace
 
-from attention_core.poll.guard import HOLD_S
+from attention_core.poll.guard import HOLD_S, Clock
 from attention_core.poll.store import ClassInfo, PollError, PollStore, Question, normalise_code
 
 __all__ = ["RedisStore"]
@@ -39,10 +39,19 @@ return 1
 """
 
 
+# KEYS[1] the seat's hold {holder, seen ms}; ARGV: holder, HOLD_S in ms, now in ms ("":
+# the server's TIME). Held while the holder was seen within HOLD_S; the key expires then too.
 _HOLD_LUA = """
-local held = redis.call('GET', KEYS[1])
-if held and held ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local hold = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local held = redis.call('HMGET', KEYS[1], 'holder', 'seen')
+if held[1] and held[1] ~= ARGV[1] and tonumber(held[2]) > now - hold then return 0 end
+redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'seen', string.format('%d', now))
+redis.call('PEXPIRE', KEYS[1], hold)
 return 1
 """
 
@@ -50,9 +59,11 @@ return 1
 class RedisStore(PollStore):
     """The store in Redis, for replicas on several machines (`redis://host:6379/0`)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, clock: Clock | None = None) -> None:
+        """`clock`: what a seat's hold is timed by (guard.py); None: the Redis server's."""
         import redis  # only when configured
 
+        self.clock = clock
         self.redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5)
         self.redis.ping()
         self._answer = self.redis.register_script(_ANSWER_LUA)
@@ -114,8 +125,9 @@ class RedisStore(PollStore):
         )
 
     def hold(self, class_id: str, student: str, holder: str) -> bool:
-        key = f"{self._meta(str(class_id))}:hold:{student}"  # expires HOLD_S after a renewal
-        return bool(self._hold(keys=[key], args=[str(holder), str(int(HOLD_S * 1000))]))
+        key = f"{self._meta(str(class_id))}:holder:{student}"  # expires HOLD_S after a renewal
+        now = "" if self.clock is None else str(int(self.clock() * 1000))
+        return bool(self._hold(keys=[key], args=[str(holder), str(int(HOLD_S * 1000)), now]))
 
     def _stored_secret(self) -> str:
         self.redis.set("poll:secret", secrets.token_hex(32), nx=True)  # the first one wins

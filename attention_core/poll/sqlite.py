@@ -18,7 +18,7 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from attention_core.poll.guard import HOLD_S
+from attention_core.poll.guard import HOLD_S, Clock
 from attention_core.poll.store import ClassInfo, PollError, PollStore, Question, normalise_code
 
 __all__ = ["SQLiteStore"]
@@ -69,10 +69,14 @@ CREATE TABLE IF NOT EXISTS poll_rate (
 
 class SQLiteStore(PollStore):
     """The store in one SQLite file (WAL mode: readers do not wait for the writer), which
-    several replicas on one machine may share. One connection per thread."""
+    several replicas on one machine may share. One connection per thread. `clock`: what a
+    seat's hold is timed by (guard.py)."""
 
-    def __init__(self, path: str | os.PathLike[str] = DEFAULT_DB) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str] = DEFAULT_DB, *, clock: Clock = time.time
+    ) -> None:
         self.path = Path(path)
+        self.clock = clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._db().executescript(_SCHEMA)  # commits by itself
@@ -148,7 +152,7 @@ class SQLiteStore(PollStore):
         return self._info(self._db(), code, with_names)
 
     def hold(self, class_id: str, student: str, holder: str) -> bool:
-        now = time.time()
+        now = self.clock()
         with self._tx() as db:
             cursor = db.execute(
                 "INSERT INTO poll_holders (class_id, student, holder, seen) VALUES (?,?,?,?) "

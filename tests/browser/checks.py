@@ -8,6 +8,7 @@ Chromium actually drew a text with.
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tests.helpers_qr import read_qr
 
-from .chromium import VIEWPORT
+from .chromium import APP_TIMEOUT_MS, VIEWPORT
 from .server import ARTIFACTS_DIR, ServerLog
 from .waits import wait_for_charts
 from .widgets import expect_settings
@@ -209,3 +210,21 @@ def decode_qr(image: Locator) -> str:
     found = read_qr(image.screenshot())
     assert len(found) == 1, found
     return found[0]
+
+
+def wait_for_qr(image: Locator, want: str, *, timeout_ms: float = APP_TIMEOUT_MS) -> str:
+    """Read the QR code `image` shows until it says `want` or `timeout_ms` has passed, and
+    return the last reading: a QR code redrawn after a rerun first shows its previous link,
+    and an image replaced while it is read cannot be read."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        try:
+            found = read_qr(image.screenshot())
+            last = found[0] if len(found) == 1 else f"{len(found)} QR codes: {found}"
+        except PlaywrightError as error:  # replaced under the screenshot
+            last = f"unreadable: {error}"
+        if last == want or time.monotonic() > deadline:
+            return last
+        image.page.wait_for_timeout(200)

@@ -35,7 +35,7 @@ from .chromium import APP_TIMEOUT_MS as WAIT_MS
 from .chromium import configure as _configure
 from .server import ARTIFACTS_DIR
 from .test_readable_heatmaps_browser import labels_drawn, overlaps
-from .waits import expect_rerun, open_page
+from .waits import expect_rerun, open_page, wait_for_charts
 from .widgets import set_language
 
 pytestmark = pytest.mark.browser
@@ -103,6 +103,28 @@ def fits_the_phone(page: Page) -> dict:
                   smallestTap: Math.min(1000, ...taps)};
         }"""
     )
+
+
+# What each page draws of its own once it has run (the quiz hides its matrix until a guess:
+# its guess picker), and when a phone's layout can be measured: the app's phone CSS
+# (ui/phone.py, drawn lazily in an st.html element) is in effect, no skeleton stands in for
+# a widget still loading, and the web fonts the labels are measured in have loaded.
+OWN_WIDGET = {
+    "": ".studio-chart .main-svg",
+    "quiz": '[data-testid="stRadio"], [data-testid="stSelectbox"]',
+    "steps": ".studio-chart .main-svg",
+}
+_LAID_OUT_FOR_A_PHONE = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (document.querySelector('[data-testid="stSkeleton"]')) return false;
+  const probe = document.createElement('div');
+  probe.className = 'st-key-phone_controls';  // shown as flex only by PHONE_CSS on a phone
+  app.appendChild(probe);
+  const styled = getComputedStyle(probe).display === 'flex';
+  probe.remove();
+  return styled && document.fonts.status === 'loaded';
+}"""
 
 
 def _assert_fits(page: Page, what: str) -> None:
@@ -182,12 +204,9 @@ def test_the_landing_quiz_and_steps_pages_fit_a_phone(browser: Browser, app_serv
         for path in ("", "quiz", "steps"):
             open_page(phone, app_server, path, SENTENCE)
             assert_no_exception(phone)
-            if path in ("", "steps"):
-                phone.wait_for_function(
-                    "() => document.querySelectorAll('.studio-chart .main-svg').length > 0",
-                    timeout=WAIT_MS,
-                )
-                phone.wait_for_timeout(500)  # Plotly's responsive resize to the phone's width
+            expect(phone.locator(OWN_WIDGET[path]).first).to_be_visible(timeout=WAIT_MS)
+            wait_for_charts(phone)  # every chart drawn and painted, holding still
+            phone.wait_for_function(_LAID_OUT_FOR_A_PHONE, timeout=WAIT_MS)
             _assert_fits(phone, path or "landing")
             if path == "":  # the heads keep the width their labels were laid out for
                 boxes = labels_drawn(phone)

@@ -51,6 +51,7 @@ PAGES = [
     "train",
     "pretrained",
     "lens",
+    "atlas",
     "minimal_pairs",
     "attention_file",
     "classroom",
@@ -116,6 +117,8 @@ EN_PHRASES = [
 EN_PHRASES += ["Upload", "MB per file", "NPZ, SAFETENSORS, PT"]
 # A class code is Latin letters in either language; the join box shows one as its example.
 EN_NAMES |= {"ABCD"}
+# A file system path or a URL, as shown (the Atlas names the folder its index goes in).
+PATH = re.compile(r"(?:~|\w+:/)?/[^\s，。；：）)]+")
 # Math and code the pages write as such: softmax(QKᵀ/√d_k), Concat(head_0, …), log n.
 EN_MATH = {"softmax", "Softmax", "Concat", "sin", "cos", "log", "true", "false", "exp"}
 # Streamlit's own controls, which the app cannot relabel: the fullscreen button Streamlit
@@ -152,9 +155,11 @@ _GATHER = """
   const push = (where, text) => {
     if (text && String(text).trim()) out.push([where, String(text)]);
   };
-  // Formulas (KaTeX: \\text{output}, \\text{head} are notation) and Material icons
-  // (ligature text such as "grid_view": a picture) are hidden while the text is read.
-  const hidden = [...document.querySelectorAll('.katex, [data-testid="stIconMaterial"]')];
+  // Formulas (KaTeX: \\text{output}, \\text{head} are notation), Material icons
+  // (ligature text such as "grid_view": a picture) and code blocks (a command or a link to
+  // type as shown, e.g. the Atlas's build command) are hidden while the text is read.
+  const hidden = [...document.querySelectorAll(
+    '.katex, [data-testid="stIconMaterial"], [data-testid="stCode"]')];
   const display = hidden.map((el) => el.style.display);
   hidden.forEach((el) => { el.style.display = 'none'; });
   try {
@@ -260,6 +265,7 @@ def _foreign(lang: str, text: str, path: str) -> list[str]:
     if path == "glossary":  # its English column, longest terms first (tokenizer, token)
         for term in sorted((t(key, "en") for key in glossary()), key=len, reverse=True):
             text = text.replace(term, " ")
+    text = PATH.sub(" ", text)  # a folder on the user's machine is not the interface's words
     allowed = EN_NAMES | EN_MATH | _user_words(lang, path)
     found = []
     for word in re.findall(r"[A-Za-z][A-Za-z0-9_]*", text):
@@ -337,11 +343,11 @@ ACTIONS: dict[str, list[tuple[str, Any]]] = {
 }
 
 
-def _in_navigation(page: Page, path: str) -> bool:
-    links = page.locator('[data-testid="stSidebarNav"] a').evaluate_all(
+def _navigation(page: Page) -> list[str]:
+    """The url_path of every page the sidebar's navigation links to ("" the landing page)."""
+    return page.locator('[data-testid="stSidebarNav"] a').evaluate_all(
         "(els) => els.map((a) => new URL(a.href).pathname.replace(/^\\/+|\\/+$/g, ''))"
     )
-    return path in links
 
 
 def _go_to(page: Page, lang: str, path: str) -> None:
@@ -379,13 +385,17 @@ def _switch_to_chinese(page: Page) -> None:
     assert not {"Download plot as a PNG", "Zoom", "Pan", "Reset axes"} & set(after), after
 
 
-def _check_painted(page: Page, path: str) -> None:
+def _check_painted(page: Page, lang: str, path: str) -> None:
     """The page ran and drew itself (the checks a lecturer's click through every page
     needs): its own title, the sidebar, its own element in the main area, at least its
     fewest charts painted, and no exception or error box before anyone acts on it."""
     main = page.locator('[data-testid="stMain"]')
     expect(main.locator("h1").first).to_be_visible()  # the page's own title, not only app.py
     expect(page.locator('[data-testid="stSidebar"] textarea')).to_have_count(1)  # app.py ran
+    if path == "atlas":  # with an index its map, without one "no index yet": both load
+        expect(main.locator("h1").first).to_have_text(t("atlas_title", lang))
+        assert_no_exception(page)
+        return
     if path not in PAINTS:
         return  # its error boxes (an offline model) are part of what it shows; see ACTIONS
     selector, fewest_charts = PAINTS[path]
@@ -409,13 +419,13 @@ def test_every_page_speaks_one_language(page: Page, app_server: str, lang: str):
         page.wait_for_function(_STOP_HIDDEN, timeout=APP_TIMEOUT_MS, polling=200)
     except PlaywrightTimeout:
         pytest.fail("Streamlit's English 'Stop' button would show")
+    # the walk's list is the navigation's: a page missing from either is a failure
+    assert sorted(_navigation(page)) == sorted(PAGES)
     found: list[str] = []
     for path in PAGES:
         if path:
-            if not _in_navigation(page, path):
-                continue  # a page not in the navigation yet
             _go_to(page, lang, path)
-        _check_painted(page, path)
+        _check_painted(page, lang, path)
         name = f"lang-{lang}-{path or 'heatmaps'}"
         found += _check_page(page, lang, path, name)
         for step, act in ACTIONS.get(path, []):

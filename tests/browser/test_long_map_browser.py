@@ -91,8 +91,7 @@ def _tile(page: Page, head: int) -> dict[str, Any]:
           const bytes = Uint8Array.from(atob(t.values), (c) => c.charCodeAt(0));
           return {{rows: t.rows, cols: t.cols, exact: t.exact, shape: t.shape,
                    values: Array.from(new Float32Array(bytes.buffer)),
-                   yticks: p._fullLayout.yaxis.ticktext || [], found: p.__found ?? null,
-                   zoomMs: Number(p.dataset.zoomMs || -1)}};
+                   yticks: p._fullLayout.yaxis.ticktext || [], found: p.__found ?? null}};
         }}"""
     )
 
@@ -152,7 +151,6 @@ def test_overview_zoom_and_find_at_4096_tokens(app_server: str, page: Page) -> N
     assert len(set(steps)) == 1
     counts = _labels_apart(page, 3)
     assert counts["x"] >= 5 and counts["y"] == len(named)
-    assert 0 < zoomed["zoomMs"] < 2000  # fetch → painted (figures: bench long)
     at = page.evaluate(  # the pointer on cell (row 2005, key 1997): where it is drawn
         f"""() => {{ const p = document.querySelectorAll('{HEADS}')[3];
              p.scrollIntoView({{block: 'center'}});

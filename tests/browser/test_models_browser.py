@@ -12,10 +12,12 @@ import math
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from playwright.sync_api import Page
 
 from attention_core.attention_file import read_attention
+from tests.helpers_files import independent_reads
 
 from .checks import alerts, assert_no_exception, collect_page_errors, screenshot
 from .waits import expect_rerun, open_page, wait_for_heatmaps
@@ -27,7 +29,9 @@ ARTICLE = "中和有一個永和路"
 ENGLISH = "The cat sat on the mat because it was tired."
 
 
-def test_pretrained_model_view_paints_every_layer_and_head(app_server: str, page: Page) -> None:
+def test_pretrained_model_view_paints_every_layer_and_head(
+    app_server: str, page: Page, tmp_path: Path
+) -> None:
     errors = collect_page_errors(page)
     start = time.monotonic()
     open_page(page, app_server, "pretrained", params={"text": ARTICLE})
@@ -77,6 +81,12 @@ def test_pretrained_model_view_paints_every_layer_and_head(app_server: str, page
         assert saved.suggested_filename.endswith(f".{fmt}")
         read = read_attention(Path(saved.path()).read_bytes(), saved.suggested_filename)
         assert read.tokens[:3] == ["[CLS]", "中", "和"] and read.weights.shape == (6, 12, n, n)
+        saved.save_as(tmp_path / saved.suggested_filename)
+        for reader, (weights, tokens) in independent_reads(
+            tmp_path / saved.suggested_filename
+        ).items():
+            assert tokens == read.tokens, reader  # numpy's and safetensors' own readers
+            np.testing.assert_array_equal(weights, read.weights, err_msg=reader)
     assert_no_exception(page)
     assert not errors, errors
 

@@ -32,7 +32,7 @@ from playwright.sync_api import Browser, Page, expect
 from attention_core.i18n import t
 from deploy.app_server import HEALTH_PATH, free_port, start_app, stop
 
-from .checks import assert_no_exception, collect_page_errors, decode_qr, screenshot
+from .checks import assert_no_exception, collect_page_errors, decode_qr, screenshot, wait_for_qr
 from .chromium import APP_TIMEOUT_MS as WAIT_MS
 from .chromium import CHROMIUM, CHROMIUM_ARGS, configure
 from .server import ARTIFACTS_DIR, REPO_ROOT, ServerLog
@@ -169,7 +169,7 @@ def test_a_phone_on_the_network_opens_the_qr_code_of_a_teacher_on_localhost(
     # after the code (seen once in a clean-clone run: still the share link without it)
     assert _qr_links(teacher) == [join, join]
     corner = teacher.locator(".st-key-presenter_corner img")
-    assert decode_qr(corner) == join  # presenter mode's QR: the same join link, with the code
+    assert wait_for_qr(corner, join) == join  # presenter mode's QR: the join link, with the code
     expect(teacher.get_by_text(t("address_loopback_only", "en"))).to_have_count(0)
     screenshot(teacher, "reachable-teacher")
 
@@ -201,7 +201,7 @@ def test_a_phone_on_the_network_opens_the_qr_code_of_a_teacher_on_localhost(
     with expect_rerun(teacher):
         teacher.get_by_role("button", name="簡報模式").click()
     expect(corner).to_be_visible(timeout=WAIT_MS)
-    assert decode_qr(corner) == zh_join
+    assert wait_for_qr(corner, zh_join) == zh_join  # redrawn after the rerun: read until it is
     assert_no_exception(teacher)
     assert not errors, errors
 
