@@ -58,8 +58,9 @@ def test_same_settings_same_matrices():
 def test_a_script_calls_analyze_with_a_text_and_keyword_settings():
     """The one obvious call from text to attention, with the app's defaults otherwise;
     weights equal an independent recomputation (q and k from the module's nn.Linear)."""
-    import attention_core
     from helpers_teaching import reference_weights
+
+    import attention_core
 
     a = attention_core.analyze("中和有一個永和路", embed_dim=8, num_heads=2)
     assert [t.text for t in a.tokens] == ["中和", "有", "一個", "永和路"]
