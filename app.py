@@ -31,7 +31,8 @@ from attention_core.settings import (
     parse_settings,
 )
 from ui.cache import import_ui_stack
-from ui.common import choose, entry_guard, language_radio, md_escape, sidebar_settings, tr
+from ui.common import choose, entry_guard, language_radio, md_escape, sidebar_settings
+from ui.language import tr
 from ui.phone import sidebar_folded, unfold_on_open
 from ui.presenter import presenter_mode
 from ui.slots import script_place

@@ -15,7 +15,8 @@ from attention_core.atlas.models import MODELS
 from attention_core.atlas.query import own_models
 from ui.atlas import model_name, open_index, show_build, show_head, show_map
 from ui.atlas_views import show_compare, show_qk
-from ui.common import choose, current_settings, entry_guard, tr
+from ui.common import choose, current_settings, entry_guard
+from ui.language import tr
 
 VIEWS = ("map", "qk", "compare")
 

@@ -1,4 +1,4 @@
-"""Long texts through real models (attention_core/pretrained/long.py): each layer's map
+"""Long texts through real models (attention_core/pretrained/run_long.py): each layer's map
 against transformers' own output_attentions (eager) at 600 and 4 096 tokens — Llama
 (grouped-query attention, RoPE), Qwen3 (q_norm / k_norm), Phi-3 (fused qkv), GPT-2, BERT —,
 the views that cannot be the model's own refused (Mistral past its sliding window, Gemma 2's
@@ -115,8 +115,8 @@ def test_a_rebuild_that_differs_from_the_model_is_refused(monkeypatch) -> None:
     """Whatever else could make a map differ from the model's own weights (an architecture
     whose scores are not softmax(q·kᵀ·scale)), the first tokens compared with the model's
     output_attentions give it away: here layer 1's rebuild is replaced by other queries."""
-    import attention_core.pretrained.long as long_module
-    from attention_core.longmap import AttentionMap
+    import attention_core.pretrained.run_long as long_module
+    from attention_core.long.map import AttentionMap
 
     original = long_module._layer_map
 

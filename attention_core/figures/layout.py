@@ -270,7 +270,7 @@ def axis_ticks(plan: TickPlan, categories: Sequence[str], axis: str) -> dict[str
         alias = {
             categories[i]: _escape(plan.texts[i])
             for i in range(plan.n)
-            if plan.texts[i] != _unescape(categories[i])
+            if plan.texts[i] != unescape(categories[i])
         }
         if alias:
             props["labelalias"] = alias
@@ -283,7 +283,7 @@ def _escape(text: str) -> str:
     return literal(text)
 
 
-def _unescape(text: str) -> str:
+def unescape(text: str) -> str:
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 

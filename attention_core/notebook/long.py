@@ -29,7 +29,7 @@ from attention_core.i18n import DEFAULT_LANG, t
 from attention_core.limits import MAX_LONG_TOKENS, MAX_TOKENS
 from attention_core.notebook.html import View, figure_body
 from attention_core.notebook.inputs import NotebookInputError
-from attention_core.notebook.neuron import _loaded
+from attention_core.notebook.neuron import as_loaded_model
 
 __all__ = ["LongViewRefused", "long_view"]
 
@@ -63,7 +63,7 @@ def long_view(
     if not isinstance(cells, int) or not 8 <= cells <= MAX_TOKENS:
         raise NotebookInputError(f"cells must be an integer in 8..{MAX_TOKENS}, got {cells!r}")
     try:
-        run = run_model_long(_loaded(model, tokenizer), text, max_tokens=max_tokens)
+        run = run_model_long(as_loaded_model(model, tokenizer), text, max_tokens=max_tokens)
     except LongRefused as refused:
         raise LongViewRefused(str(refused)) from None
     except ValueError as error:
