@@ -3,22 +3,24 @@ demand, never as (L, H, n, n) weights.
 
 One job per module:
 
-    map      AttentionMap: each head's q̂ = [q·scale, −lse] and k̂ = [k, 1], exact weights of
-             any rectangle, pooled tiles and pyramids, `block_aggregate` (sentences,
-             paragraphs), `row_blocks` (a head's exact weights a block of rows at a time)
-    rollout  attention rollout of a few rows carried back through the maps
-    run      a text through the project's own (untrained) module as maps (`analyze_long`),
-             its sentence starts, a phrase's rows, the length check
-    text     MapsOfTokens: what a long text held as maps is, whoever read it (no torch)
-    scale    a map's exact and pooled cells relative to an even share (the colours)
-    stats    head_stats / head_patterns / head similarity streamed over row blocks
-    store    MapStore: maps kept for a server's sessions within LONG_STORE_BYTES
-    lens     the lens from maps: received attention, sinks, one row's rollout, a long
-             minimal pair's row change
+    map         AttentionMap: each head's q̂ = [q·scale, −lse] and k̂ = [k, 1], exact weights of
+                any rectangle, pooled tiles and pyramids, `block_aggregate` (sentences,
+                paragraphs), `row_blocks` (a head's exact weights a block of rows at a time)
+    rollout     attention rollout of a few rows carried back through the maps
+    run         a text through the project's own (untrained) module as maps (`analyze_long`),
+                its sentence starts, a phrase's rows, the length check
+    text        MapsOfTokens: what a long text held as maps is, whoever read it (no torch)
+    scale       a map's exact and pooled cells relative to an even share (the colours)
+    stats       head_stats / head_patterns / head similarity streamed over row blocks
+    store       MapStore: maps kept for a server's sessions within LONG_STORE_BYTES
+    lens        the lens from maps: received attention, sinks, one row's rollout, a long
+                minimal pair's row change
+    pretrained  a real model's long text as maps (`run_model_long`), rebuilt from each
+                layer's q and k and checked against the model's own weights; refused
+                (`LongRefused`) where the maps could not be the model's numbers
 
-A real model's long text is `attention_core.pretrained.run_long` (the same maps). Names
-are imported on first use (`attention_core.lazy`): `text` loads no torch, and the app
-names it before any long text arrives.
+Names are imported on first use (`attention_core.lazy`): `text` loads no torch, and the
+app names it before any long text arrives.
 
 Shape legend: L layers, H heads, n tokens, D head size.
 """
@@ -31,12 +33,15 @@ from attention_core.lazy import lazy_exports
 
 __all__ = [
     "BLOCKS",
+    "CHECK_TOKENS",
     "REDUCES",
     "SIMILARITY_WORK",
     "AttentionMap",
     "LongAnalysis",
+    "LongRefused",
     "MapStore",
     "MapsOfTokens",
+    "PretrainedLong",
     "TextTooLong",
     "Tile",
     "analyze_long",
@@ -60,6 +65,7 @@ __all__ = [
     "rollout_rows",
     "row_blocks",
     "row_keys",
+    "run_model_long",
     "sends_relative",
     "sink_mass",
     "top_keys",
@@ -101,6 +107,10 @@ __getattr__, __dir__ = lazy_exports(
         "rollout_row": "lens",
         "sink_mass": "lens",
         "top_keys": "lens",
+        "CHECK_TOKENS": "pretrained",
+        "LongRefused": "pretrained",
+        "PretrainedLong": "pretrained",
+        "run_model_long": "pretrained",
     },
 )
 
@@ -113,6 +123,12 @@ if TYPE_CHECKING:
         as_map,
         block_aggregate,
         row_blocks,
+    )
+    from attention_core.long.pretrained import (
+        CHECK_TOKENS,
+        LongRefused,
+        PretrainedLong,
+        run_model_long,
     )
     from attention_core.long.rollout import rollout_full, rollout_rows
     from attention_core.long.run import (

@@ -58,7 +58,7 @@ def long_view(
     `model`: a LoadedModel or a transformers model with its `tokenizer`. Raises
     LongViewRefused where the maps cannot be the model's own, NotebookInputError on bad
     arguments."""
-    from attention_core.pretrained import LongRefused, run_model_long
+    from attention_core.long.pretrained import LongRefused, run_model_long
 
     if not isinstance(cells, int) or not 8 <= cells <= MAX_TOKENS:
         raise NotebookInputError(f"cells must be an integer in 8..{MAX_TOKENS}, got {cells!r}")

@@ -37,10 +37,11 @@ The package, one job per module:
              with its attention mask, each sentence back without its padding
 - `tiny`     `build_tiny_model`, for offline tests of every family
 - `parts`    a model's self-attention layers found by name, thread-local hooks, one layer's
-             queries and keys rebuilt (what attention_core.lens and `run_long` read)
-- `run_long` `run_model_long` → `PretrainedLong`: a text up to the model's context (at most
-             MAX_LONG_TOKENS) with each layer as an AttentionMap, exact on demand; refused
-             (`LongRefused`) where the maps could not be the model's own numbers
+             queries and keys rebuilt (what attention_core.lens and
+             attention_core.long.pretrained read)
+
+A long text through a real model (its attention as maps) is
+`attention_core.long.pretrained.run_model_long`.
 
 Shape legend: L layers, H heads per layer, n tokens (special tokens included), m tokens
 written by a decoder.
@@ -57,17 +58,14 @@ __all__ = [
     "FAMILIES",
     "MAX_GENERATE",
     "LoadedModel",
-    "LongRefused",
     "ModelLoadError",
     "PretrainedAttention",
-    "PretrainedLong",
     "build_tiny_model",
     "from_model",
     "hide_special",
     "load_model",
     "run_ids",
     "run_model",
-    "run_model_long",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -85,9 +83,6 @@ __getattr__, __dir__ = lazy_exports(
         "run_model": "run",
         "run_ids": "ids",
         "build_tiny_model": "tiny",
-        "LongRefused": "run_long",
-        "PretrainedLong": "run_long",
-        "run_model_long": "run_long",
     },
 )
 
@@ -103,5 +98,4 @@ if TYPE_CHECKING:
     )
     from attention_core.pretrained.result import PretrainedAttention
     from attention_core.pretrained.run import MAX_GENERATE, hide_special, run_model
-    from attention_core.pretrained.run_long import LongRefused, PretrainedLong, run_model_long
     from attention_core.pretrained.tiny import build_tiny_model

@@ -1,6 +1,6 @@
 """A real model's self-attention layers, found by name, and the hooks that read them:
 the machinery that value norms, the neuron view, ablation (attention_core.lens) and a long
-text through a real model (pretrained.run_long) share; `queries_keys` rebuilds one layer's
+text through a real model (long.pretrained) share; `queries_keys` rebuilds one layer's
 queries and keys as its scores use them.
 
 Hooks are registered on the model the app shares between sessions, so each one acts

@@ -98,7 +98,7 @@ def long_subject(source: tuple) -> LongSubject:
             limit=MAX_LONG_TOKENS,
             text_cut=analysis.text_cut,
         )
-    from attention_core.pretrained import run_model_long
+    from attention_core.long.pretrained import run_model_long
 
     _, name, text = source
     run = on_worker(run_model_long, loaded_model(name), text)

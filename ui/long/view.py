@@ -93,7 +93,7 @@ def show_long_pretrained(name: str, label: str, text: str) -> None:
 
 def subject_or_message(source: tuple) -> LongSubject | None:
     """The long subject of `source`, or None after a message (a refusal says why)."""
-    from attention_core.pretrained import LongRefused
+    from attention_core.long.pretrained import LongRefused
 
     prepare_process()
     try:
