@@ -39,6 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from attention_core.figures.text import literal
+
 __all__ = [
     "CELL_FONT_MAX_PX",
     "CELL_NUMBER_PX",
@@ -278,8 +280,6 @@ def axis_ticks(plan: TickPlan, categories: Sequence[str], axis: str) -> dict[str
 
 
 def _escape(text: str) -> str:
-    from attention_core.figures.text import literal
-
     return literal(text)
 
 
