@@ -80,7 +80,7 @@ def run_model(
             f"max_tokens={max_tokens}: {loaded.num_layers} layers × {loaded.num_heads} heads × "
             f"n² weights could take {4 * loaded.num_layers * loaded.num_heads * limit**2 / 1e9:.1f}"
             f" GB; this model takes at most {most} tokens here. "
-            "attention_core.pretrained.run_model_long keeps each layer as a map instead"
+            "attention_core.long.pretrained.run_model_long keeps each layer as a map instead"
         )
     run = forward_pass(loaded.model, tokenizer, text, limit=limit, generate=generate)
     enc, truncated, attentions = run.enc, run.truncated, run.attentions

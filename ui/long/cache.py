@@ -1,8 +1,8 @@
-"""The long maps' caches (issue 26): a long text as maps, not weights, whichever model read it.
+"""The long maps' caches: a long text as maps, not weights, whichever model read it.
 
 A long view has a source, a plain hashable key: `("module", ModelSettings)` for the landing
 page's untrained module (`attention_core.long.run.analyze_long`), `("pretrained", name, text)`
-for a real model (`attention_core.pretrained.run_model_long`). `long_subject(source)` runs it
+for a real model (`attention_core.long.pretrained.run_model_long`). `long_subject(source)` runs it
 once and publishes its maps for the tile route (ui/long/tiles.py), shared read-only by every
 session showing that text: a class opening the teacher's link holds one copy, not one each
 (a resource, not data: a data cache would unpickle the maps on every rerun). Overviews and

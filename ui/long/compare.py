@@ -1,4 +1,4 @@
-"""The Compare page on a text longer than MAX_TOKENS tokens (issue 26): the heads of the
+"""The Compare page on a text longer than MAX_TOKENS tokens: the heads of the
 untrained module, or of one layer of a pretrained model whose context is longer, compared over
 every weight of the long text — their statistics (a sortable table and bars) and their
 Jensen–Shannon similarity, both streamed from the maps (attention_core.long.stats), equal to

@@ -1,5 +1,5 @@
 """The Lens page on a text longer than MAX_TOKENS tokens, read by a model whose context is
-longer (issue 26): the views that scale to a long map, and for the others why not.
+longer: the views that scale to a long map, and for the others why not.
 
 - Where attention pools: every head's received attention over the text's positions (one
   layer at a time), and lens.sinks' share of attention on [CLS] / [SEP] / the first token /

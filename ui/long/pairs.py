@@ -1,4 +1,4 @@
-"""Minimal pairs of long texts (issue 26): two prompts longer than MAX_TOKENS tokens that differ
+"""Minimal pairs of long texts: two prompts longer than MAX_TOKENS tokens that differ
 in a few places, through a model whose context is longer — which heads change where one
 token looks (every layer × head ranked, as for short sentences), and that head's two rows
 over the whole text (lines over the shared tokens' positions, log scale).

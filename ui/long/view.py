@@ -1,5 +1,5 @@
 """A text longer than MAX_TOKENS as a long map, a find box, and attention between sentences or
-paragraphs (issue 26): on the landing page (the untrained module) and on the pretrained page
+paragraphs: on the landing page (the untrained module) and on the pretrained page
 (a real model whose context is longer than MAX_TOKENS).
 
 Up to MAX_TOKENS the pages draw every weight as before. Above it, the text's first tokens (up
