@@ -14,6 +14,7 @@ Every other package imports its names eagerly (ARCHITECTURE.md, "Conventions").
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import Any
@@ -35,6 +36,6 @@ def lazy_exports(
         return getattr(import_module(f"{package}.{module}"), name)
 
     def __dir__() -> list[str]:
-        return sorted(table)
+        return sorted(set(table) | set(vars(sys.modules[package])))
 
     return __getattr__, __dir__

@@ -15,7 +15,7 @@ __all__ = ["MapsOfTokens"]
 
 class MapsOfTokens:
     """What every holder of a long text's `tokens` and its `maps` (one per layer) can say:
-    LongAnalysis here, pretrained.long's PretrainedLong, the app's LongSubject."""
+    long.run's LongAnalysis, long.pretrained's PretrainedLong, the app's LongSubject."""
 
     tokens: Sequence[object]
     maps: tuple[AttentionMap, ...]
