@@ -284,6 +284,7 @@ def _escape(text: str) -> str:
 
 
 def unescape(text: str) -> str:
+    """The text behind a label that went through `literal` (its three HTML entities undone)."""
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 

@@ -336,6 +336,7 @@ def row_blocks(
 
 
 def as_map(x: AttentionMap | np.ndarray | Tensor) -> AttentionMap:
+    """`x` itself if it is a map, else weights (H, n, n) or (n, n) as one."""
     return x if isinstance(x, AttentionMap) else AttentionMap.from_weights(x)
 
 

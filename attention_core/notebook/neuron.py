@@ -35,6 +35,7 @@ class NeuronViewRefused(NotebookInputError):
 
 
 def as_loaded_model(model: Any, tokenizer: Any) -> Any:
+    """A notebook's (model, tokenizer) as a `pretrained.LoadedModel` (eager attention)."""
     from attention_core.pretrained import LoadedModel, from_model
 
     if isinstance(model, LoadedModel):

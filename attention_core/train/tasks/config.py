@@ -113,6 +113,7 @@ class SettingError(ValueError):
 
 
 def check_int(name: str, value: object, low: int, high: int) -> None:
+    """SettingError naming the valid range unless `value` is an int in low..high."""
     if not isinstance(value, int | np.integer) or isinstance(value, bool):
         raise SettingError(
             f"{name} must be an integer in {low}..{high}, got {value!r}",
