@@ -9,32 +9,19 @@
     x = embed(tokens, 8, seed=0)                      # (1, 4, 8)
     out, w = MultiHeadAttention(8, 2)(x)              # (1, 4, 8), (1, 2, 4, 4)
 
-Names are imported lazily (PEP 562), so `import attention_core.settings` in the app's
-first paint does not wait for torch.
+Names are imported lazily (PEP 562, `attention_core.lazy`), so `import attention_core.settings`
+in the app's first paint does not wait for torch.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-_EXPORTS = {
-    "SingleHeadAttention": "attention",
-    "MultiHeadAttention": "attention",
-    "AttentionTrace": "attention",
-    "build_attention": "attention",
-    "causal_mask": "attention",
-    "valid_num_heads": "attention",
-    "embed": "embedding",
-    "sinusoidal_positions": "embedding",
-    "HeadStats": "stats",
-    "head_stats": "stats",
-    "head_similarity": "stats",
-    "similarity_order": "stats",
-    "Analysis": "pipeline",
-    "analyze": "pipeline",
-    "Settings": "settings",
-}
+from attention_core.lazy import lazy_exports
+
+# tokenize is light (standard library only until first use), and importing it here means
+# the name `tokenize` is the function even after the submodule has been imported.
+from attention_core.tokenize import TOKENIZER_MODES, Token, tokenize
 
 __all__ = [
     "TOKENIZER_MODES",
@@ -57,9 +44,27 @@ __all__ = [
     "valid_num_heads",
 ]
 
-# tokenize is light (standard library only until first use), and importing it here means
-# the name `tokenize` is the function even after the submodule has been imported.
-from attention_core.tokenize import TOKENIZER_MODES, Token, tokenize  # noqa: E402
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "SingleHeadAttention": "attention",
+        "MultiHeadAttention": "attention",
+        "AttentionTrace": "attention",
+        "build_attention": "attention",
+        "causal_mask": "attention",
+        "valid_num_heads": "attention",
+        "embed": "embedding",
+        "sinusoidal_positions": "embedding",
+        "HeadStats": "stats",
+        "head_stats": "stats",
+        "head_similarity": "stats",
+        "similarity_order": "stats",
+        "Analysis": "pipeline",
+        "analyze": "pipeline",
+        "Settings": "settings",
+        "parse_settings": "settings",
+    },
+)
 
 if TYPE_CHECKING:
     from attention_core.attention import (
@@ -74,16 +79,3 @@ if TYPE_CHECKING:
     from attention_core.pipeline import Analysis, analyze
     from attention_core.settings import Settings
     from attention_core.stats import HeadStats, head_similarity, head_stats, similarity_order
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'attention_core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"attention_core.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__

@@ -137,7 +137,7 @@ class _SelfAttention(nn.Module):
     def queries_keys(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """Step (1)'s queries and keys of `x` (B, n, C), split into heads: (B, H, n, D) each,
         exactly as `forward` computes them (a long prompt's map is built from these alone,
-        attention_core.longrun). Scale them by 1 / `scale` to get step (3)'s scores."""
+        attention_core.long.run). Scale them by 1 / `scale` to get step (3)'s scores."""
         self._check_input(x)
         return self._queries_keys(x)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 # Exact (n, n) weights held and drawn per head: the heatmaps, the head view, the lessons, the
 # lens. Longer inputs are truncated with a visible warning, except on the landing page, whose
-# untrained module shows up to MAX_LONG_TOKENS as a long map (attention_core.longrun).
+# untrained module shows up to MAX_LONG_TOKENS as a long map (attention_core.long.run).
 MAX_TOKENS = 512
 # Every weight of a model's run (`pretrained.run_model`), L·H·n² float32 at once: 2²⁸ = 1 GB.
 # MiniLM (6 × 12 heads) at 512 tokens holds 75 MB; a 32 × 32-head model reaches it at 512.
@@ -33,7 +33,7 @@ EXACT = 1e-5  # a difference below this is floating-point rounding, not a real c
 # returns no weights (SDPA, flash) sums to 0
 ROW_SUM_TOLERANCE = 1e-2
 
-# Long prompts (attention_core.longmap): maps kept as queries and keys, weights recomputed on
+# Long prompts (attention_core.long.map): maps kept as queries and keys, weights recomputed on
 # demand. The longest prompt a long map is built for. Memory grows with n, time with n²:
 # measured at 4 096 tokens × 8 heads × D = 64 on one core of the 2-core machine, building a
 # layer takes ~0.3 s and a rollout of a few rows through 6 layers 0.7 s (causal) to 1.1 s.
@@ -44,10 +44,10 @@ MAX_LONG_TOKENS = 4096
 LONG_SCRATCH_FLOATS = 1 << 21
 # cells per side of one tile sent to a browser: 512² float32 = 1 MB per tile at most
 MAX_TILE_SIZE = 512
-# bytes of long maps one server keeps (attention_core.longstore.MapStore), least recently
+# bytes of long maps one server keeps (attention_core.long.store.MapStore), least recently
 # used evicted first: a 6-layer × 8-head × 4 096-token view holds ~100 MB, so ~5 texts at once
 LONG_STORE_BYTES = 512 << 20
-# The long map's build (attention_core.longrun) costs (C + H)·n² and needs no bound of its
+# The long map's build (attention_core.long.run) costs (C + H)·n² and needs no bound of its
 # own beyond MAX_LONG_TOKENS: measured at 4 096 tokens on one core, 0.26 s at embed_dim 64 ×
 # 8 heads, 0.44 s at 1 024 × 8, 1.9 s at the largest settings (1 024 × 64 heads).
 # Pooled cells of one long-map overview sent to the browser, all heads together: 4 B each,

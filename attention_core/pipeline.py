@@ -31,6 +31,7 @@ from attention_core.attention import (
 from attention_core.embedding import embed
 from attention_core.i18n import t
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
+from attention_core.pooling import pool_weights, word_groups
 from attention_core.settings import ModelSettings, Settings, parse_settings
 from attention_core.tokenize import Token, token_labels, tokenize
 
@@ -225,8 +226,6 @@ def _pool_to_words(
 ) -> tuple[list[Token], np.ndarray, list[int]]:
     """Characters → jieba words: (word tokens, (H, m, m) weights, the words holding an
     unknown character)."""
-    from attention_core.pooling import pool_weights, word_groups
-
     groups = word_groups([(t.start, t.end) for t in tokens], [t.special for t in tokens], text)
     words = [
         Token(text[a:b], a, b) if joined else tokens[int(np.argmax(groups.group == w))]

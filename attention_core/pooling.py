@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_core.tokenize import tokenize
+
 __all__ = ["WordGroups", "pool_to_words", "pool_weights", "word_groups"]
 
 
@@ -41,8 +43,6 @@ def word_groups(
 ) -> WordGroups:
     """Each non-special piece belongs to the jieba word whose span holds the piece's first
     character; each special token (and a piece without an offset) is a word of its own."""
-    from attention_core.tokenize import tokenize
-
     if len(offsets) != len(special):
         raise ValueError(f"need one flag per offset, got {len(offsets)} and {len(special)}")
     words = [(t.start, t.end) for t in tokenize(text, "jieba")]

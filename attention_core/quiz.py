@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_core.stats import head_patterns
+
 __all__ = [
     "DECISIVE_MARGIN",
     "TIE_TOLERANCE",
@@ -204,8 +206,6 @@ def draw_round(
 def pattern_heads(attentions: np.ndarray) -> list[tuple[int, int]]:
     """(layer, head) of every head of `attentions` (L, H, n, n) with a clear pattern other
     than "broad" (`stats.head_patterns`: previous token, first, itself, last), in order."""
-    from attention_core.stats import head_patterns
-
     w = np.asarray(attentions)
     if w.ndim != 4:
         raise ValueError(f"attentions must have shape (L, H, n, n), got {w.shape}")

@@ -159,7 +159,7 @@ def patterns_of(
 ) -> list[tuple[str, float] | None]:
     """`head_patterns` from its numbers: `stats` of the H heads, and each head's mean weight
     on the first token over rows 1..n-1 (`first`, (H,)) and on the last over rows 0..n-2
-    (`last`, (H,)). For callers that never hold the weights (attention_core.longstats)."""
+    (`last`, (H,)). For callers that never hold the weights (attention_core.long.stats)."""
     masses = {
         "previous": np.array([s.previous for s in stats]),  # (H,)
         "first": np.asarray(first, dtype=np.float64),

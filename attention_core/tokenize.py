@@ -230,7 +230,7 @@ _JIEBA: jieba.Tokenizer | None = None
 
 
 @functools.lru_cache(maxsize=1)
-def _t2s_table() -> dict[int, str]:
+def simplified_table() -> dict[int, str]:
     """Traditional -> Simplified, one code point to one code point (OpenCC TSCharacters)."""
     spec = find_spec("opencc")
     if spec is None or not spec.submodule_search_locations:
@@ -261,7 +261,7 @@ def _read_user_dict(path: Path) -> Iterable[tuple[str, int | None, str | None]]:
         yield word, freq, tag
 
 
-def _jieba() -> jieba.Tokenizer:
+def shared_jieba() -> jieba.Tokenizer:
     """The shared jieba tokenizer, its dictionary and the user dictionary loaded once."""
     global _JIEBA
     if _JIEBA is not None:
@@ -277,7 +277,7 @@ def _jieba() -> jieba.Tokenizer:
         # the cache goes to the system temp dir, never into the working tree
         tk.tmp_dir = tempfile.gettempdir()
         tk.initialize()
-        table = _t2s_table()
+        table = simplified_table()
         for word, freq, tag in _read_user_dict(data_file("jieba", USER_DICT_PATH.name)):
             simplified = word.translate(table)  # jieba only ever sees the Simplified copy
             suggested = tk.suggest_freq(simplified, False)
@@ -289,7 +289,7 @@ def _jieba() -> jieba.Tokenizer:
 
 def warm_up() -> None:
     """Load jieba's dictionary and the user dictionary now (once per process, thread-safe)."""
-    _jieba()
+    shared_jieba()
 
 
 # jieba's cuts of the app's own sentences (the default and the examples), as `_jieba_spans`
@@ -318,8 +318,8 @@ def _jieba_spans(text: str) -> list[tuple[int, int]]:
 
 def jieba_spans_live(text: str) -> list[tuple[int, int]]:
     """`_jieba_spans` from jieba itself (never from the known cuts)."""
-    tk = _jieba()
-    simplified = text.translate(_t2s_table())  # same length: offsets map 1:1 to `text`
+    tk = shared_jieba()
+    simplified = text.translate(simplified_table())  # same length: offsets map 1:1 to `text`
     spans: list[tuple[int, int]] = []
     prev_end = 0
     for _, start, end in tk.tokenize(simplified, HMM=True):

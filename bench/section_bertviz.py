@@ -102,7 +102,7 @@ def bertviz_html(n: int, variant: int = 0) -> str:
     from bertviz import head_view
 
     from attention_core.limits import MAX_TOKENS
-    from attention_core.longrun import analyze_long
+    from attention_core.long.run import analyze_long
     from attention_core.pipeline import analyze
     from attention_core.settings import Settings
 

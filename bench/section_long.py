@@ -143,7 +143,7 @@ def _app(browser: Any, server: Any, n: int, repeats: int) -> dict[str, Any]:
 
 
 def _map_bytes(n: int) -> int:
-    from attention_core.longrun import analyze_long
+    from attention_core.long.run import analyze_long
     from attention_core.settings import Settings
 
     return analyze_long(Settings(**_settings(n, 1))).nbytes  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ The model is a randomly initialised Llama of a small real size, built offline fr
 weights are random, its cost is not: every number below depends on the shapes only.
 
 Each row runs in a fresh child process (so its peak memory is its own), one torch thread:
-- *run_model_long*: the text through the model as maps (`attention_core.pretrained.long`):
+- *run_model_long*: the text through the model as maps (`attention_core.long.pretrained`):
   the check of its first 48 tokens against output_attentions, one forward pass of the base
   model whose layers build their maps as they are called.
 - *peak RSS*: the child's highest resident memory (ru_maxrss) minus what it held after loading
@@ -16,7 +16,7 @@ Each row runs in a fresh child process (so its peak memory is its own), one torc
 - *maps*: what the view keeps (q̂ and k̂ of every head of every layer, `nbytes`).
 - *dense*: what `run_model`'s every weight would be, L·H·n² float32.
 - *overview*: one layer's 8 heads pooled to 256² cells ("share"), the long map's first paint.
-- *rollout*: one query's rollout through the 6 layers (`longlens.rollout_row`).
+- *rollout*: one query's rollout through the 6 layers (`long.lens.rollout_row`).
 - *received*: every head's received attention (the lens's sinks), 48 heads.
 """
 
@@ -44,9 +44,10 @@ torch.manual_seed(0)
 import transformers
 from transformers import AutoTokenizer
 from attention_core.resources import minilm_dir
-from attention_core.pretrained import from_model, run_model_long
-from attention_core.longlens import received, rollout_row
-from attention_core.longrun import overview_size
+from attention_core.long.pretrained import run_model_long
+from attention_core.pretrained import from_model
+from attention_core.long.lens import received, rollout_row
+from attention_core.long.run import overview_size
 
 n, repeats = int(sys.argv[1]), int(sys.argv[2])
 tokenizer = AutoTokenizer.from_pretrained(minilm_dir())

@@ -23,7 +23,8 @@ from ui.atlas import (
     show_shipped,
 )
 from ui.atlas_views import show_compare, show_qk
-from ui.common import choose, current_settings, entry_guard, tr
+from ui.common import choose, current_settings, entry_guard
+from ui.language import tr
 
 VIEWS = ("map", "qk", "compare")
 

@@ -28,9 +28,9 @@ from ui.common import (
     forget,
     md_escape,
     token_chips,
-    tr,
 )
 from ui.headview import show_head_view
+from ui.language import tr
 from ui.maps import show_flow, show_rollout
 from ui.scale_notes import scale_caption
 

@@ -41,7 +41,8 @@ from ui.classroom import (
     show_flash,
     teacher_class,
 )
-from ui.common import entry_guard, md_escape, tr
+from ui.common import entry_guard, md_escape
+from ui.language import tr
 from ui.presenter import address_warning, qr_png, set_share_query, share_link
 
 BUTTONS_PER_ROW = 4  # on a phone Streamlit stacks the columns: one big button per line

@@ -39,11 +39,11 @@ from ui.common import (
     md_escape,
     seeded,
     token_chips,
-    tr,
 )
-from ui.compare_long import show_long_compare
 from ui.compare_parts import similarity, statistics
-from ui.longview import is_long, is_long_pretrained
+from ui.language import tr
+from ui.long.compare import show_long_compare
+from ui.long.view import is_long, is_long_pretrained
 from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop, unknown_warning
 
 if TYPE_CHECKING:

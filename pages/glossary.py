@@ -10,7 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_core.i18n import glossary_csv, glossary_rows
-from ui.common import entry_guard, lang, tr
+from ui.common import entry_guard
+from ui.language import lang, tr
 
 entry_guard()
 

@@ -35,7 +35,8 @@ from attention_core.handmade import (
 from attention_core.limits import MAX_TEXT_CHARS
 from attention_core.tokenize import tokenize
 from ui.charts import show_chart
-from ui.common import choose, current_settings, entry_guard, md_escape, tr
+from ui.common import choose, current_settings, entry_guard, md_escape
+from ui.language import tr
 
 state = st.session_state
 ARTICLE_TEXT = " | ".join(ARTICLE_TOKENS)

@@ -25,11 +25,11 @@ from ui.common import (
     md_escape,
     preset,
     token_chips,
-    tr,
 )
 from ui.head_summary import show_head_summary
-from ui.longview import is_long, show_long
-from ui.reader import learned_section, trained_caption, weights_switch
+from ui.language import tr
+from ui.long.view import is_long, show_long
+from ui.reader_switch import learned_section, trained_caption, weights_switch
 
 CHIPS_OPEN_MAX = 64  # more tokens than this: their chips fold away
 FLAT_SPREAD = 1.0  # scores spread less than this (e^1 ≈ 2.7 ×): the weights are "flat"

@@ -41,12 +41,12 @@ from ui.common import (
     entry_guard,
     md_escape,
     token_chips,
-    tr,
 )
 from ui.headview import show_head_view
-from ui.lens_long import show_long_lens
+from ui.language import tr
 from ui.lens_sources import SOURCES, effects_or_cancelled, subject
-from ui.longview import is_long_pretrained
+from ui.long.lens import show_long_lens
+from ui.long.view import is_long_pretrained
 from ui.maps import show_flow, show_rollout
 from ui.models import MODEL_STATE, model_label, model_or_stop
 

@@ -22,9 +22,9 @@ from ui.common import (
     entry_guard,
     md_escape,
     token_chips,
-    tr,
 )
-from ui.reader import untrained_lesson
+from ui.language import tr
+from ui.reader_switch import untrained_lesson
 
 state = st.session_state
 ALL_HEADS = -1

@@ -17,10 +17,11 @@ from attention_core.lens import row_change
 from attention_core.limits import MAX_INPUT_CHARS
 from ui.cache import pretrained_result
 from ui.charts import show_chart
-from ui.common import choose, entry_guard, md_escape, seeded, tr
-from ui.longview import is_long_pretrained
+from ui.common import choose, entry_guard, md_escape, seeded
+from ui.language import tr
+from ui.long.pairs import show_long_pairs
+from ui.long.view import is_long_pretrained
 from ui.models import MODEL_STATE, cut_warning, model_label, model_or_stop, unknown_warning
-from ui.pairs_long import show_long_pairs
 
 state = st.session_state
 EXAMPLE_A = "The animal didn't cross the street because it was too tired."

@@ -16,8 +16,9 @@ from attention_core.positions import (
 )
 from ui.cache import permutation_result
 from ui.charts import show_chart
-from ui.common import analysis_or_stop, choose, colour_scale_choice, entry_guard, md_escape, tr
-from ui.reader import untrained_lesson
+from ui.common import analysis_or_stop, choose, colour_scale_choice, entry_guard, md_escape
+from ui.language import tr
+from ui.reader_switch import untrained_lesson
 from ui.scale_notes import scale_caption
 
 state = st.session_state

@@ -43,9 +43,9 @@ from ui.common import (
     md_escape,
     seeded,
     token_chips,
-    tr,
 )
-from ui.longview import is_long_pretrained, show_long_pretrained
+from ui.language import tr
+from ui.long.view import is_long_pretrained, show_long_pretrained
 from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop, unknown_warning
 from ui.scale_notes import scale_caption
 

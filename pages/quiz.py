@@ -38,10 +38,10 @@ from ui.common import (
     entry_guard,
     md_escape,
     token_chips,
-    tr,
 )
+from ui.finished_runs import finished_runs, trained_source
+from ui.language import tr
 from ui.presenter import arrow_keys
-from ui.trained import finished_runs, trained_source
 
 if TYPE_CHECKING:
     from attention_core.pipeline import Analysis
@@ -96,7 +96,7 @@ def where(source: QuizSource, head: int) -> str:
         return tr("quiz_from_trained", task=tr(f"quiz_task_{task}"), head=number)
     if source.kind == "pretrained":
         return tr("quiz_from_pretrained", layer=layer, head=number)
-    if source.kind.startswith("session:"):  # a training run of this session (ui.trained)
+    if source.kind.startswith("session:"):  # a training run of this session (ui.finished_runs)
         run = source.kind.split(":", 1)[1]
         return tr("quiz_from_session", run=run, layer=layer, head=number)
     if source.kind == "reader":

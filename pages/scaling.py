@@ -23,8 +23,8 @@ from ui.common import (
     current_settings,
     entry_guard,
     md_escape,
-    tr,
 )
+from ui.language import tr
 
 KEY_CHOICES = (4, 8, 16, 32, 64, 128)
 

@@ -21,9 +21,10 @@ from attention_core.figures.steps import (
 from attention_core.figures.style import HALF_WIDTH_PX, THIRD_WIDTH_PX
 from attention_core.settings import parse_step
 from ui.charts import show_chart
-from ui.common import analysis_or_stop, choose, current_settings, entry_guard, md_escape, tr
+from ui.common import analysis_or_stop, choose, current_settings, entry_guard, md_escape
+from ui.finished_runs import trained_source
+from ui.language import tr
 from ui.presenter import arrow_keys
-from ui.trained import trained_source
 
 SINGLE_STEPS = ("project", "scores", "scale", "softmax", "mix")
 MULTI_STEPS = ("project", "split", "scores", "scale", "softmax", "mix", "concat", "out")

@@ -10,7 +10,7 @@ so the next run simply carries on with the same run, and Stop is a flag the run 
 before its next step. Everything trained so far is kept (curves, replay, evaluation), and
 Continue carries a stopped run on. The pace (`?pace=`) spreads a run over ~10 s on screen
 by default, one frame per snapshot; playback replays the snapshots the same way. A run
-that ends is kept for Step by step and the Quiz (`ui.trained`).
+that ends is kept for Step by step and the Quiz (`ui.finished_runs`).
 
 The parts live in `ui/`: `train_settings` (the settings and the pace), `train_run` (the
 live run and its controls), `train_playback` (the replay), `train_detector` (the
@@ -25,14 +25,15 @@ from attention_core.figures.heads import head_grid
 from attention_core.train import example_sequence
 from attention_core.train.live import compare_payload, example_labels, head_names, target_matrix
 from ui.charts import show_chart
-from ui.common import colour_scale_choice, entry_guard, forget, lang, md_escape, tr
+from ui.common import colour_scale_choice, entry_guard, forget, md_escape
+from ui.finished_runs import remember
+from ui.language import lang, tr
 from ui.train_detector import detector_header, knockout_section
 from ui.train_figures import scaled_heads
 from ui.train_playback import play, replay_controls, show_replay
 from ui.train_run import RunView, controls, current_run, run_or_stop, show_outcome, train_live
 from ui.train_settings import config_from_state, pace_choice, problem_of, settings_form, task_title
 from ui.train_tables import answers_table, head_stats
-from ui.trained import remember
 
 state = st.session_state
 
@@ -117,7 +118,7 @@ if run.running:
     train_live(run, view, scale, pace)
 
 # --- afterwards: evaluation, replay, answers, head statistics ---------------------------------
-number = remember(run)  # for Step by step and the Quiz (ui.trained)
+number = remember(run)  # for Step by step and the Quiz (ui.finished_runs)
 show_outcome(run, view)
 replay = replay_controls(run, view)
 shown = show_replay(run, view, replay, scale)

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention_core.i18n import catalog
 from ui.charts import CHART_COMPONENT
-from ui.longchart import LONG_CHART_COMPONENT
+from ui.long.chart import LONG_CHART_COMPONENT
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 180
@@ -84,7 +84,7 @@ def drawn_charts(at: AppTest) -> list[DrawnChart]:
 
 
 def long_map(at: AppTest) -> dict[str, Any]:
-    """The data the landing page's long map element was sent (ui/longchart.py): its
+    """The data the landing page's long map element was sent (ui/long/chart.py): its
     overview tiles decoded from their JSON, and `bytes`, the size of what was sent."""
     found = [e for e in at.get("bidi_component") if e.proto.component_name == LONG_CHART_COMPONENT]
     assert len(found) == 1, f"{len(found)} long maps on the page"

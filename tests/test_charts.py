@@ -64,7 +64,7 @@ def test_the_served_plotly_js_is_the_version_the_plotly_package_ships() -> None:
     import plotly
 
     from attention_core.resources import DATA_DIR
-    from ui.server import PLOTLY_JS
+    from ui.web import PLOTLY_JS
 
     ours = (DATA_DIR / "plotly" / PLOTLY_JS).read_bytes()
     full = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_bytes()
@@ -84,7 +84,7 @@ def test_plotly_is_loaded_from_a_url_that_names_its_version():
     from apptest_helpers import drawn_charts, run_app
 
     from attention_core.resources import DATA_DIR
-    from ui.server import PLOTLY_JS, PLOTLY_ROUTE
+    from ui.web import PLOTLY_JS, PLOTLY_ROUTE
 
     digest = hashlib.sha256((DATA_DIR / "plotly" / PLOTLY_JS).read_bytes()).hexdigest()[:12]
     at = run_app()

@@ -21,7 +21,7 @@ from attention_core.figures.lens import (
 )
 from attention_core.figures.toolbar import svg_button
 from attention_core.i18n import catalog
-from attention_core.lens.model_parts import _this_thread_only
+from attention_core.pretrained.parts import this_thread_only
 
 HOSTILE = "<b>x</b>&amp;"
 
@@ -88,7 +88,7 @@ def test_effect_vs_and_sinks_and_row_pair_carry_their_data() -> None:
 
 def test_a_hook_registered_by_one_thread_leaves_other_threads_alone() -> None:
     calls: list[str] = []
-    guarded = _this_thread_only(lambda: calls.append("hooked") or "changed")
+    guarded = this_thread_only(lambda: calls.append("hooked") or "changed")
     assert guarded() == "changed"
     seen = []
     other = threading.Thread(target=lambda: seen.append(guarded()))

@@ -146,7 +146,7 @@ def test_knocking_out_a_query_head_zeroes_only_its_slice(family: str) -> None:
     """`ablate` against a hook of our own on the model's o_proj input: query head 3 of layer
     1 zeroed there (its D columns), the rest of its key/value group left as it is."""
     from attention_core.lens import ablate
-    from attention_core.lens.model_parts import _inputs
+    from attention_core.pretrained.parts import model_inputs
 
     loaded, _ = _loaded(family)
     attention = loaded.model.model.layers[1].self_attn
@@ -160,7 +160,7 @@ def test_knocking_out_a_query_head_zeroes_only_its_slice(family: str) -> None:
     handle = attention.o_proj.register_forward_pre_hook(zero_head_3)
     try:
         with torch.no_grad():
-            inputs = _inputs(loaded, TEXT, 512)
+            inputs = model_inputs(loaded, TEXT, 512)
             expected = loaded.model.model(**inputs).last_hidden_state[0].double().numpy()
     finally:
         handle.remove()
@@ -178,7 +178,7 @@ def test_knocking_out_a_key_value_group_is_zeroing_its_value_head(family: str) -
     import copy
 
     from attention_core.lens import ablate, kv_groups
-    from attention_core.lens.model_parts import _inputs
+    from attention_core.pretrained.parts import model_inputs
 
     loaded, _ = _loaded(family)
     kv = FAMILIES[family][1]["num_key_value_heads"]
@@ -192,7 +192,7 @@ def test_knocking_out_a_key_value_group_is_zeroing_its_value_head(family: str) -
         v_proj.weight[group * d : (group + 1) * d] = 0.0
         if v_proj.bias is not None:
             v_proj.bias[group * d : (group + 1) * d] = 0.0
-        inputs = _inputs(loaded, TEXT, 512)
+        inputs = model_inputs(loaded, TEXT, 512)
         expected = model.model(**inputs).last_hidden_state[0].double().numpy()
     result = ablate(loaded, TEXT, [(0, h) for h in groups[group]])
     np.testing.assert_allclose(result.hidden, expected, atol=EXACT)

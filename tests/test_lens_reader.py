@@ -1,4 +1,4 @@
-"""Tests for attention_core/lens/reader.py: the lens on the trained reader, each view
+"""Tests for attention_core/lens/reader_lens.py: the lens on the trained reader, each view
 against the reader's own forward pass, never against itself:
 
 - weights: ReaderLM.forward and each layer's own MultiHeadAttention.trace (reader.run);

@@ -1,4 +1,4 @@
-"""The long lens (attention_core/longlens.py) against the dense lens on the same weights:
+"""The long lens (attention_core/long/lens.py) against the dense lens on the same weights:
 received attention = column means of (H, n, n) weights, sink mass = lens.sinks' mass, the
 rollout row = lens.rollout's last layer, at n ≤ 512 where both exist (the module's own maps
 and a real model's), and a tiny real model's figures at 4 096 tokens against its own eager
@@ -13,8 +13,8 @@ from availability import needs_minilm
 
 from attention_core.lens import rollout, sinks
 from attention_core.limits import EXACT
-from attention_core.longlens import received, rollout_row, sink_mass, top_keys
-from attention_core.longmap import AttentionMap
+from attention_core.long.lens import received, rollout_row, sink_mass, top_keys
+from attention_core.long.map import AttentionMap
 
 
 def _maps(L: int, H: int, n: int, *, causal: bool, seed: int = 0) -> list[AttentionMap]:
@@ -98,7 +98,7 @@ def test_a_long_minimal_pair_equals_the_dense_row_change() -> None:
     """long_row_change against lens.row_change on the same maps' full weights: two texts of
     300 tokens that differ in two places (one token swapped, one inserted)."""
     from attention_core.lens import row_change
-    from attention_core.longlens import long_row_change
+    from attention_core.long.lens import long_row_change
 
     tokens_a = [f"w{i % 37}" for i in range(300)]
     tokens_b = [*tokens_a[:100], "other", *tokens_a[101:200], "new", *tokens_a[200:299]]

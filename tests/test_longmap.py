@@ -1,4 +1,4 @@
-"""attention_core.longmap against references computed whole: the weights of
+"""attention_core.long.map against references computed whole: the weights of
 torch.nn.MultiheadAttention and of the project's MultiHeadAttention, block reductions of the
 full matrix written out cell by cell, and rollout as a product of full numpy matrices (and
 attention_core.lens.combine.rollout)."""
@@ -15,13 +15,8 @@ import torch
 from attention_core.attention import build_attention, causal_mask
 from attention_core.lens.combine import rollout as lens_rollout
 from attention_core.limits import EXACT, MAX_TILE_SIZE, MAX_TOKENS
-from attention_core.longmap import (
-    REDUCES,
-    AttentionMap,
-    block_aggregate,
-    rollout_full,
-    rollout_rows,
-)
+from attention_core.long.map import REDUCES, AttentionMap, block_aggregate
+from attention_core.long.rollout import rollout_full, rollout_rows
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -370,7 +365,7 @@ def test_a_4096_token_map_never_holds_a_heads_weights(monkeypatch):
 def test_the_fused_log_sum_exp_equals_the_block_loop(causal: bool, monkeypatch) -> None:
     """from_qk takes each row's log-sum-exp from torch's flash-attention kernel; without it
     (another torch build) the block loop computes it: the same weights either way."""
-    import attention_core.longmap as longmap
+    import attention_core.long.map as longmap
 
     g = torch.Generator().manual_seed(7)
     q, k = torch.randn(3, 700, 16, generator=g) * 3, torch.randn(3, 700, 16, generator=g) * 3

@@ -1,4 +1,4 @@
-"""attention_core.longrun: a long text through the project's own module as maps, equal to the
+"""attention_core.long.run: a long text through the project's own module as maps, equal to the
 module's own weights (and torch.nn.MultiheadAttention's) wherever those exist."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import torch
 
 from attention_core.attention import causal_mask
 from attention_core.limits import EXACT, MAX_INPUT_CHARS, MAX_LONG_TOKENS, MAX_TOKENS
-from attention_core.longrun import (
+from attention_core.long.run import (
     TextTooLong,
     analyze_long,
     block_starts,

@@ -1,4 +1,4 @@
-"""attention_core.longscale against the full weights written out in numpy: every cell's even
+"""attention_core.long.scale against the full weights written out in numpy: every cell's even
 share summed cell by cell, and the relative value of exact and pooled cells from the (n, n)
 weights and the (n, n) even attention."""
 
@@ -12,8 +12,8 @@ import pytest
 
 from attention_core.figures.scales import RELATIVE_MAX
 from attention_core.limits import EXACT
-from attention_core.longmap import REDUCES, AttentionMap
-from attention_core.longscale import (
+from attention_core.long.map import REDUCES, AttentionMap
+from attention_core.long.scale import (
     colour_key,
     even_mass,
     relative_cells,

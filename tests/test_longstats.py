@@ -1,4 +1,4 @@
-"""attention_core.longstats against head_stats / head_patterns on the full weights (n ≤ 512,
+"""attention_core.long.stats against head_stats / head_patterns on the full weights (n ≤ 512,
 within limits.EXACT) and against statistics written out in float64 from softmax weights
 (scipy's entropy), and its memory bound at 4 096 tokens."""
 
@@ -12,8 +12,8 @@ import torch
 from scipy.stats import entropy as scipy_entropy
 
 from attention_core.limits import EXACT, MAX_TOKENS
-from attention_core.longmap import AttentionMap
-from attention_core.longstats import long_head_stats, long_head_summary
+from attention_core.long.map import AttentionMap
+from attention_core.long.stats import long_head_stats, long_head_summary
 from attention_core.stats import head_patterns, head_stats
 
 
@@ -112,7 +112,7 @@ def test_a_4096_token_map_is_read_a_block_at_a_time(monkeypatch) -> None:
 def test_head_similarity_streamed_equals_the_full_weights(causal: bool) -> None:
     """long_head_similarity against stats.head_similarity on the same map's full weights,
     in blocks of a few rows (a small scratch: many blocks, causal ones cut at their row)."""
-    from attention_core.longstats import long_head_similarity
+    from attention_core.long.stats import long_head_similarity
     from attention_core.stats import head_similarity
 
     q, k = qk(5, 300, 8, seed=11)
@@ -124,7 +124,7 @@ def test_head_similarity_streamed_equals_the_full_weights(causal: bool) -> None:
 
 
 def test_head_similarity_refuses_past_its_work_bound() -> None:
-    from attention_core.longstats import SIMILARITY_WORK, long_head_similarity
+    from attention_core.long.stats import SIMILARITY_WORK, long_head_similarity
 
     q, k = qk(16, 4096, 2, seed=1)
     m = AttentionMap.from_qk(q, k, causal=True)

@@ -1,4 +1,4 @@
-"""attention_core.longstore: a byte-bounded, least-recently-used store of long maps whose
+"""attention_core.long.store: a byte-bounded, least-recently-used store of long maps whose
 requests for a map that is gone are None, never an exception."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from attention_core.limits import EXACT
-from attention_core.longmap import AttentionMap
-from attention_core.longstore import MapStore
+from attention_core.long.map import AttentionMap
+from attention_core.long.store import MapStore
 
 
 def layer(n: int, seed: int) -> AttentionMap:

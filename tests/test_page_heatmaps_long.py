@@ -14,15 +14,15 @@ from apptest_helpers import chart, drawn_charts, long_map, run_app
 
 from attention_core.i18n import t
 from attention_core.limits import EXACT, MAX_INPUT_CHARS, MAX_LONG_TOKENS, MAX_TEXT_CHARS
-from attention_core.longrun import overview_size
-from attention_core.longscale import relative_values
-from attention_core.longstats import long_head_summary
+from attention_core.long.run import overview_size
+from attention_core.long.scale import relative_values
+from attention_core.long.stats import long_head_summary
 from attention_core.pipeline import queries_keys
 from attention_core.settings import ModelSettings
 from attention_core.tokenize import tokenize
-from ui import tiles
 from ui.common import md_escape
-from ui.longchart import LONG_CHART_COMPONENT
+from ui.long import tiles
+from ui.long.chart import LONG_CHART_COMPONENT
 
 LONG = {"text": "字" * 5000, "tokenizer": "char", "embed_dim": "64", "num_heads": "8"}
 SENTENCES = " ".join(f"Sentence {i} has a few words in it." for i in range(600))  # 5 400 tokens
@@ -185,7 +185,7 @@ def test_reduce_changes_what_a_pixel_says(reduce: str) -> None:
 
 def test_widest_model_at_4096_tokens_stays_within_the_payload(monkeypatch) -> None:
     # the payload only: its 64 heads' statistics (~6 s) are tested on 8 heads above
-    monkeypatch.setattr("ui.longstats.long_stats", lambda *_: ([], []))
+    monkeypatch.setattr("ui.long.stats.long_stats", lambda *_: ([], []))
     at = run_app({**LONG, "embed_dim": "1024", "num_heads": "64"})
     assert not at.exception
     data = long_map(at)

@@ -1,6 +1,6 @@
 """AppTest of pages/lens.py with the trained reader as its model (ui/lens_sources.py), in
 both languages: every view's numbers against the reader's own forward pass (ReaderLM) or
-attention_core.lens.reader, never against what the page drew; the reader's [UNK]s and its
+attention_core.lens.reader_lens, never against what the page drew; the reader's [UNK]s and its
 context cut flagged as on its other pages. Needs no pretrained model."""
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ from helpers_teaching import open_page
 
 from attention_core.i18n import t
 from attention_core.limits import EXACT, MAX_INPUT_CHARS, MAX_LONG_TOKENS
-from ui import tiles
-from ui.longchart import LONG_CHART_COMPONENT
+from ui.long import tiles
+from ui.long.chart import LONG_CHART_COMPONENT
 
 pytestmark = needs_minilm
 

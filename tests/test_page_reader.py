@@ -1,5 +1,5 @@
 """?weights=trained in AppTest: the landing page and the pages that take the sidebar's
-sentence through the trained reader (ui/reader.py), in both tokenizations and languages,
+sentence through the trained reader (ui/reader_switch.py), in both tokenizations and languages,
 against the model's own forward pass; the one-click contrast; honest [UNK]s and cuts; a
 broken weights file that leaves the untrained module working."""
 

@@ -1,4 +1,4 @@
-"""Long texts through real models (attention_core/pretrained/long.py): each layer's map
+"""Long texts through real models (attention_core/long/pretrained.py): each layer's map
 against transformers' own output_attentions (eager) at 600 and 4 096 tokens — Llama
 (grouped-query attention, RoPE), Qwen3 (q_norm / k_norm), Phi-3 (fused qkv), GPT-2, BERT —,
 the views that cannot be the model's own refused (Mistral past its sliding window, Gemma 2's
@@ -17,14 +17,8 @@ from availability import needs_minilm
 from helpers_models import SMALL, minilm_tokenizer, tiny_decoder
 
 from attention_core.limits import EXACT, MAX_DENSE_FLOATS, MAX_TEXT_CHARS
-from attention_core.pretrained import (
-    LongRefused,
-    build_tiny_model,
-    from_model,
-    load_model,
-    run_model,
-    run_model_long,
-)
+from attention_core.long.pretrained import LongRefused, run_model_long
+from attention_core.pretrained import build_tiny_model, from_model, load_model, run_model
 
 pytestmark = needs_minilm
 
@@ -115,8 +109,8 @@ def test_a_rebuild_that_differs_from_the_model_is_refused(monkeypatch) -> None:
     """Whatever else could make a map differ from the model's own weights (an architecture
     whose scores are not softmax(q·kᵀ·scale)), the first tokens compared with the model's
     output_attentions give it away: here layer 1's rebuild is replaced by other queries."""
-    import attention_core.pretrained.long as long_module
-    from attention_core.longmap import AttentionMap
+    import attention_core.long.pretrained as long_module
+    from attention_core.long.map import AttentionMap
 
     original = long_module._layer_map
 

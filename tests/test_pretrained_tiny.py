@@ -152,13 +152,13 @@ def test_a_model_whose_attention_is_not_real_weights_is_refused(tiny, monkeypatc
     import attention_core.pretrained.load as load
     from attention_core.pretrained import ModelLoadError, from_model
 
-    real = load._forward
+    real = load.forward_pass
 
     def zeros(*args, **kwargs):  # what an SDPA path handed back as "attention"
         out = real(*args, **kwargs)
         return type(out)(**{**vars(out), "attentions": np.zeros_like(out.attentions)})
 
-    monkeypatch.setattr(load, "_forward", zeros)
+    monkeypatch.setattr(load, "forward_pass", zeros)
     with pytest.raises(ModelLoadError, match="sum to 0"):
         from_model(tiny["encoder"].model, tiny["encoder"].tokenizer)
     with pytest.raises(ValueError, match="transformers model"):

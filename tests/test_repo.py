@@ -64,7 +64,7 @@ def test_the_long_views_load_torch_with_the_first_long_text_not_with_the_page() 
     text; each long module imports it when the first long text arrives."""
     code = (
         "import sys\n"
-        "import ui.longview, ui.longchart, ui.lens_long, ui.compare_long, ui.cache_long\n"
+        "import ui.long.view, ui.long.chart, ui.long.lens, ui.long.compare, ui.long.cache\n"
         "assert 'torch' not in sys.modules, 'torch imported'\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -22,14 +22,8 @@ from browser.conftest import serve_app
 from streamlit.web.server.app_discovery import discover_asgi_app
 
 from attention_core.resources import DATA_DIR
-from ui.server import (
-    PLOTLY_ROUTE,
-    STREAMLIT_STATIC,
-    WARM_UP_LOG,
-    StaticAssets,
-    plotly_preload,
-    plotly_url,
-)
+from ui.server import STREAMLIT_STATIC, WARM_UP_LOG, StaticAssets, plotly_preload
+from ui.web import PLOTLY_ROUTE, plotly_url
 
 REPO = Path(__file__).resolve().parent.parent
 JS = sorted((STREAMLIT_STATIC / "js").glob("index.*.js"))[0]
@@ -227,11 +221,11 @@ def test_other_answers_pass_as_they_are(page: Page) -> None:
 
 
 def test_the_preloaded_url_is_the_one_charts_load_and_it_is_answered(assets) -> None:
-    from ui.charts import _plotly_url
+    from ui.charts import served_plotly_url
 
     app, behind = assets
     url = plotly_url()
-    assert _plotly_url() == url
+    assert served_plotly_url() == url
     status, headers, _ = _call(app, url.split("?")[0], headers={"Accept-Encoding": "gzip"})
     assert (status, headers["content-encoding"], behind.paths) == (200, "gzip", [])
 

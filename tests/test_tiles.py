@@ -1,4 +1,4 @@
-"""ui/tiles.py: a long map's tiles over HTTP, driven through the app's own middleware stack
+"""ui/long/tiles.py: a long map's tiles over HTTP, driven through the app's own middleware stack
 with starlette's TestClient (a stub stands for Streamlit behind it)."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from attention_core.limits import EXACT, MAX_TILE_SIZE
-from attention_core.longmap import AttentionMap
-from attention_core.longstore import MapStore
-from ui import tiles
+from attention_core.long.map import AttentionMap
+from attention_core.long.store import MapStore
+from ui.long import tiles
 from ui.server import MIDDLEWARE
 
 N, H = 300, 2

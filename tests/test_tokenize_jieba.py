@@ -118,9 +118,9 @@ def test_contains_cjk() -> None:
 
 _CACHE_SCRIPT = """
 import threading
-from attention_core.tokenize import _jieba, tokenize
+from attention_core.tokenize import shared_jieba, tokenize
 got = []
-threads = [threading.Thread(target=lambda: got.append(id(_jieba()))) for _ in range(8)]
+threads = [threading.Thread(target=lambda: got.append(id(shared_jieba()))) for _ in range(8)]
 for t in threads: t.start()
 for t in threads: t.join()
 assert len(got) == 8 and len(set(got)) == 1, got

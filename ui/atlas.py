@@ -28,7 +28,8 @@ from ui.cache_atlas import (
     atlas_sentence_rows,
 )
 from ui.charts import show_chart
-from ui.common import choose, md_escape, preset, seeded, tr
+from ui.common import choose, md_escape, preset, seeded
+from ui.language import tr
 
 if TYPE_CHECKING:
     from attention_core.atlas.query import Atlas, HeadMap

@@ -16,7 +16,8 @@ from attention_core.figures.atlas import plot_models_side, plot_qk
 from ui.atlas import head_key, metric_label, open_index
 from ui.cache_atlas import atlas_qk
 from ui.charts import show_chart
-from ui.common import choose, md_escape, tr
+from ui.common import choose, md_escape
+from ui.language import tr
 
 if TYPE_CHECKING:
     from attention_core.atlas.query import Atlas

@@ -112,7 +112,7 @@ _WORKERS = ThreadPoolExecutor(
 _R = TypeVar("_R")
 
 
-def _on_worker(fn: Callable[..., _R], /, *args: object, **kwargs: object) -> _R:
+def on_worker(fn: Callable[..., _R], /, *args: object, **kwargs: object) -> _R:
     """`fn(*args, **kwargs)` on a long-lived worker thread (its exceptions re-raised here)."""
     return _WORKERS.submit(fn, *args, **kwargs).result()
 
@@ -123,14 +123,14 @@ def _on_worker(fn: Callable[..., _R], /, *args: object, **kwargs: object) -> _R:
 def _view(model: ModelSettings, divisor: float | None, max_tokens: int) -> Analysis:
     from attention_core.pipeline import analyze
 
-    return _on_worker(analyze, model, divisor=divisor, max_tokens=max_tokens)
+    return on_worker(analyze, model, divisor=divisor, max_tokens=max_tokens)
 
 
 @st.cache_data(max_entries=6, show_spinner=False)
 def _trace(model: ModelSettings, divisor: float | None, max_tokens: int) -> Analysis:
     from attention_core.pipeline import analyze
 
-    return _on_worker(analyze, model, with_trace=True, divisor=divisor, max_tokens=max_tokens)
+    return on_worker(analyze, model, with_trace=True, divisor=divisor, max_tokens=max_tokens)
 
 
 def cached_analysis(
@@ -199,7 +199,7 @@ def padded_batch(texts: tuple[str, ...], model: ModelSettings) -> PaddedBatch:
     """`attention_core.masking.padded_batch_attention` of `texts`."""
     from attention_core.masking import padded_batch_attention
 
-    return _on_worker(padded_batch_attention, list(texts), model)
+    return on_worker(padded_batch_attention, list(texts), model)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)  # a 512-token entry holds ~100 MB
@@ -207,7 +207,7 @@ def permutation_result(model: ModelSettings, perm: tuple[int, ...]) -> Permutati
     """`attention_core.positions.permutation_check` of the sentence shuffled by `perm`."""
     from attention_core.positions import permutation_check
 
-    return _on_worker(permutation_check, model, list(perm))
+    return on_worker(permutation_check, model, list(perm))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -268,7 +268,7 @@ def untrained_result(tokens: tuple[str, ...], model: ModelSettings) -> np.ndarra
     """The project's untrained module of `model` on a pretrained model's tokens → (H, n, n)."""
     from attention_core.compare import untrained_attention
 
-    return _on_worker(untrained_attention, list(tokens), model)
+    return on_worker(untrained_attention, list(tokens), model)
 
 
 # --- the engineer's lens (pages/lens.py, pages/minimal_pairs.py) ---------------------------

@@ -38,8 +38,8 @@ import streamlit.components.v1 as components_v1
 
 from attention_core.figures.style import TEMPLATE
 from attention_core.figures.toolbar import chart_config, svg_button
-from ui.common import lang
-from ui.server import PLOTLY_DIR, PLOTLY_ROUTE, plotly_url
+from ui.language import lang
+from ui.web import PLOTLY_DIR, PLOTLY_ROUTE, plotly_url
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -53,7 +53,7 @@ _served = threading.Event()
 
 # Loads plotly.js once per page (a <script> from Streamlit's component route, so nothing
 # leaves the machine), or takes the page's head script's promise (ui/server.py); shared with
-# the long map's element (ui/longchart.py)
+# the long map's element (ui/long/chart.py)
 PLOTLY_LOADER_JS = r"""
 function plotlyLoaded(src) {
   if (window.Plotly) return Promise.resolve(window.Plotly);
@@ -156,8 +156,8 @@ export default function (component) {
 _chart = st.components.v2.component(CHART_COMPONENT, js=_JS, isolate_styles=False)
 
 
-def _plotly_url() -> str:
-    """Where the page loads plotly.js from (ui/server.py's `plotly_url`, which the page's
+def served_plotly_url() -> str:
+    """Where the page loads plotly.js from (ui/web.py's `plotly_url`, which the page's
     <head> already started loading); the folder is registered on first use (a v1 component
     is registered only inside a script run)."""
     if not _served.is_set():
@@ -216,7 +216,7 @@ def show_chart(
     data = {
         "figure": figure if isinstance(figure, str) else figure_json(figure),
         "config": {**chart_config(lang(), filename=filename), "responsive": True},
-        "plotly": _plotly_url(),
+        "plotly": served_plotly_url(),
         "svg": svg_button(lang(), filename=filename),
         "clicks": clicks,
     }

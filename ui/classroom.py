@@ -36,7 +36,8 @@ from attention_core.poll import (
 )
 from attention_core.poll.guard import MAX_CLASS_SIZE
 from ui.cache import cached_analysis, poll_store
-from ui.common import current_settings, md_escape, tr
+from ui.common import current_settings, md_escape
+from ui.language import tr
 
 if TYPE_CHECKING:
     from attention_core.quiz import QuizRound, QuizSource

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from attention_core.i18n import DEFAULT_LANG, LANGS, t
+from attention_core.i18n import LANGS
 from attention_core.limits import MAX_INPUT_CHARS, MAX_TEXT_CHARS
 from attention_core.reader.card import ReaderError
 from attention_core.settings import KEYS, ModelSettings, Settings
 from attention_core.tokenize import manual_without_separator
 from ui.cache import cached_analysis, prepare_process
+from ui.language import tr
 
 if TYPE_CHECKING:  # torch-heavy modules load lazily, after the sidebar has painted
     from attention_core.pipeline import Analysis
@@ -46,16 +47,6 @@ def entry_guard() -> None:
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
-
-
-def lang() -> str:
-    """The interface language chosen in the sidebar."""
-    return st.session_state.get("lang", DEFAULT_LANG)
-
-
-def tr(key: str, /, **params: object) -> str:
-    """A catalog string in the current language."""
-    return t(key, lang(), **params)
 
 
 def md_escape(text: str) -> str:

@@ -1,5 +1,5 @@
 """The Compare page's statistics and similarity sections, shared by the exact heads (weights
-in hand) and the long maps' (statistics streamed from the maps, ui/compare_long.py)."""
+in hand) and the long maps' (statistics streamed from the maps, ui/long/compare.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from attention_core.compare import sort_heads, stats_rows
 from attention_core.figures.compare import plot_similarity, plot_stat_bars
 from attention_core.stats import STAT_NAMES, similarity_order
 from ui.charts import show_chart
-from ui.common import choose, seeded, tr
+from ui.common import choose, seeded
+from ui.language import tr
 
 if TYPE_CHECKING:
     import numpy as np

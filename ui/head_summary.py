@@ -1,5 +1,5 @@
 """ "What each head does": each head's plain-language pattern and its statistics, the same
-words for the exact heatmaps (pages/heatmaps.py) and the long map (ui/longview.py)."""
+words for the exact heatmaps (pages/heatmaps.py) and the long map (ui/long/view.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import streamlit as st
 
 from attention_core.stats import BROAD_ENTROPY, PATTERN_MASS, HeadStats
-from ui.common import md_escape, tr
+from ui.common import md_escape
+from ui.language import tr
 
 __all__ = ["SUMMARY_OPEN", "show_head_summary"]
 

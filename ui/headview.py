@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from attention_core.figures.headview import HEAD_VIEW_CSS, HEAD_VIEW_JS
-from ui.common import tr
+from ui.language import tr
 
 __all__ = ["HEAD_VIEW_COMPONENT", "show_head_view"]
 

@@ -3,7 +3,7 @@ the model loaded on the Pretrained page (the packaged all-MiniLM-L6-v2 by defaul
 through the project's own trained reader (attention_core.reader).
 
 Each source says here how its numbers are got (the pretrained model's through the caches
-of `ui.cache`; the reader's from `attention_core.lens.reader`, a few milliseconds each, its
+of `ui.cache`; the reader's from `attention_core.lens.reader_lens`, a few milliseconds each, its
 attention flow through the cache of weights keyed by an id) and how its ablation is
 measured; the page draws every view the same way for both. A source that cannot be read
 ends the page with its message (`st.stop()`).
@@ -30,7 +30,8 @@ from ui.cache import (
     lens_neuron,
     lens_value_norms,
 )
-from ui.common import md_escape, reader_unknown_warning, tr
+from ui.common import md_escape, reader_unknown_warning
+from ui.language import tr
 from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop, unknown_warning
 
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ import streamlit as st
 from attention_core.figures.compare import without_cramped_text
 from attention_core.figures.heads import head_grid, plot_heads
 from ui.charts import show_chart
-from ui.common import colour_bar_title, tr
+from ui.common import colour_bar_title
+from ui.language import tr
 
 
 def show_rollout(

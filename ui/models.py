@@ -12,7 +12,9 @@ import streamlit as st
 from attention_core.limits import MAX_INPUT_CHARS, MAX_TEXT_CHARS
 from attention_core.resources import minilm_dir
 from ui.cache import loaded_model, pretrained_result
-from ui.common import md_escape, tr
+from ui.common import md_escape
+from ui.language import tr
+from ui.reader_switch import use_weights
 
 if TYPE_CHECKING:  # transformers and torch load lazily, after the sidebar has painted
     from attention_core.pretrained import LoadedModel, PretrainedAttention
@@ -91,7 +93,6 @@ def unknown_warning(model: LoadedModel, result: PretrainedAttention, text: str, 
     project's trained reader (it reads every character of its corpus); nothing when the
     vocabulary covered it all. `key`: the button's, unique on the page."""
     from attention_core.compare import unknown_pieces
-    from ui.reader import use_weights
 
     unknown = unknown_pieces(result, text)
     if not unknown:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.common import lang, language_radio, preset, tr
+from ui.common import language_radio, preset
+from ui.language import lang, tr
 
 __all__ = [
     "PHONE_CSS",

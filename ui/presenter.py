@@ -32,7 +32,7 @@ import segno
 import streamlit as st
 
 from ui.address import served_base
-from ui.common import lang, tr
+from ui.language import lang, tr
 from ui.phone import PHONE_CSS, PHONE_MAX_PX, phone_controls
 
 __all__ = [

@@ -8,7 +8,7 @@ while the colours are relative to an even share.
 from __future__ import annotations
 
 from attention_core.figures.scales import RELATIVE_MAX
-from ui.common import tr
+from ui.language import tr
 
 __all__ = ["long_scale_caption", "scale_caption"]
 
@@ -26,7 +26,7 @@ def scale_caption(scale: str, n: int, *, one_axis: bool = False) -> str:
 
 def long_scale_caption(scale: str, n: int, *, causal: bool) -> str:
     """The long map's caption of colour scale `scale` for n tokens: what its colours mean for
-    exact and for pooled cells (attention_core.longscale); `causal`: rows' even shares are
+    exact and for pooled cells (attention_core.long.scale); `causal`: rows' even shares are
     1/(i + 1)."""
     n = max(n, 1)
     key = f"long_scale_caption_{scale}" + ("_causal" if causal and scale == "relative" else "")

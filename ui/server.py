@@ -29,7 +29,7 @@ script, pages and settings as before, with two additions for a class that arrive
    looks for it. Otherwise the browser asks for it only once the first chart has been
    built, after Streamlit's own start, its websocket and the script run (a new phone
    painted ~0.1 s sooner, bench visit).
-4. **Tiles of long maps** (ui/tiles.py): `GET /_studio/tile?…` answered from the process's
+4. **Tiles of long maps** (ui/long/tiles.py): `GET /_studio/tile?…` answered from the process's
    store of long attention maps, for the landing page's zoomable map.
 5. **No phoning home** (`no_external_ip_lookup`): a headless Streamlit asks a web service for
    the machine's public address to print an "External URL"; offline (a classroom, this
@@ -47,10 +47,9 @@ import mimetypes
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -58,18 +57,28 @@ import streamlit
 from starlette.middleware import Middleware
 from streamlit.logger import get_logger
 
-from attention_core.resources import DATA_DIR
+from attention_core.tokenize import warm_up as load_jieba
+from ui.long.tiles import TileRoute
+from ui.web import (
+    PLOTLY_DIR,
+    PLOTLY_ROUTE,
+    ASGIApp,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    base_path,
+    plotly_url,
+)
 
 __all__ = [
     "MIDDLEWARE",
-    "PLOTLY_JS",
     "WARM_UP_LOG",
     "Asset",
     "StaticAssets",
     "lifespan",
     "no_external_ip_lookup",
     "plotly_preload",
-    "plotly_url",
     "print_urls",
     "server_urls",
     "warm_up",
@@ -78,19 +87,8 @@ __all__ = [
 _LOG = get_logger(__name__)
 WARM_UP_LOG = "Attention Studio warm-up:"  # then "ok" or what failed, in the server's log
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 STREAMLIT_STATIC = Path(streamlit.__file__).resolve().parent / "static" / "static"
-# ui/charts.py serves plotly.js through a components-v1 route of this name
-PLOTLY_ROUTE = "/component/ui.charts.plotly_js/"
-PLOTLY_DIR = DATA_DIR / "plotly"
-# plotly.js's cartesian bundle (heatmap, scatter, bar: all the app draws), the version
-# the plotly package ships: a third of the full bundle a phone would download and parse
-PLOTLY_JS = "plotly-cartesian.min.js"
 IMMUTABLE = b"public, immutable, max-age=31536000"  # what Streamlit sends for hashed files
 GZIP_MIN = 1024
 _NOT_COMPRESSED = {".woff2", ".woff", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".ico"}
@@ -132,7 +130,7 @@ class StaticAssets:
         """`head`: put before the </head> of every HTML page (default: `plotly_preload`)."""
         self.app = app
         self.roots = roots if roots is not None else _roots()
-        self.head = head if head is not None else plotly_preload(plotly_url(_base_path()))
+        self.head = head if head is not None else plotly_preload(plotly_url(base_path()))
         self._assets: dict[str, Asset | None] = {}
         self._lock = threading.Lock()
 
@@ -231,19 +229,6 @@ class StaticAssets:
         return patched
 
 
-@cache
-def _plotly_version() -> str:
-    return hashlib.sha256((PLOTLY_DIR / PLOTLY_JS).read_bytes()).hexdigest()[:12]
-
-
-def plotly_url(base_path: str = "") -> str:
-    """Where pages load plotly.js from (below `server.baseUrlPath` `base_path`). The file's
-    own hash is in the query: browsers keep it for a year (IMMUTABLE), and another plotly.js
-    under the same name must not be taken for the old one."""
-    base = base_path.strip("/")
-    return f"{'/' + base if base else ''}{PLOTLY_ROUTE}{PLOTLY_JS}?v={_plotly_version()}"
-
-
 def plotly_preload(url: str) -> bytes:
     """The script put into the page's <head>: loads plotly.js `url` without blocking and
     keeps the promise in `window.__studioPlotly` (ui/charts.py's plotlyLoaded waits on it
@@ -260,14 +245,8 @@ def plotly_preload(url: str) -> bytes:
     ).encode()
 
 
-def _base_path() -> str:
-    from streamlit import config
-
-    return str(config.get_option("server.baseUrlPath") or "").strip("/")
-
-
 def _roots() -> dict[str, Path]:
-    base = _base_path()
+    base = base_path()
     prefix = f"/{base}" if base else ""
     return {
         f"{prefix}/static/": STREAMLIT_STATIC,
@@ -294,7 +273,9 @@ async def warm_up() -> str:
     # from the process start): pandas, for the pages with tables (the landing page skips
     # it), and jieba's dictionary for sentences other than the app's own (known_cuts).
     await asyncio.sleep(max(0.0, _REST_AFTER_S - (time.perf_counter() - start)))
-    from attention_core.tokenize import warm_up as load_jieba
+    # imported here, not with this module: app.py imports this module before Streamlit's
+    # runtime exists, and a module of cached functions imported then logs "No runtime found"
+    # once per function (Streamlit's ASGI guidance: import cached functions in the lifespan)
     from ui.cache import import_ui_stack
 
     await asyncio.to_thread(import_ui_stack)
@@ -314,14 +295,7 @@ async def lifespan(_app: Any) -> AsyncIterator[None]:
         task.cancel()
 
 
-def _tile_route(app: ASGIApp) -> ASGIApp:
-    """ui/tiles.py's route for long maps' tiles (imported here: it imports this module)."""
-    from ui.tiles import TileRoute
-
-    return TileRoute(app)
-
-
-MIDDLEWARE = [Middleware(StaticAssets), Middleware(_tile_route)]
+MIDDLEWARE = [Middleware(StaticAssets), Middleware(TileRoute)]
 
 
 def no_external_ip_lookup() -> None:

@@ -23,7 +23,7 @@ from attention_core.train.induction import (
 )
 from attention_core.train.live import LiveRun
 from ui.charts import show_chart
-from ui.common import tr
+from ui.language import tr
 from ui.train_figures import run_head_names
 
 __all__ = ["detector_header", "has_detector", "knockout_section", "show_detector"]

@@ -15,7 +15,7 @@ from attention_core.figures.train import plot_curves
 from attention_core.train import Snapshot, TrainConfig
 from attention_core.train.induction import head_roles
 from attention_core.train.live import LiveRun, head_names
-from ui.common import tr
+from ui.language import tr
 
 __all__ = ["curves_figure", "heads_figure", "run_head_names", "scaled_heads"]
 

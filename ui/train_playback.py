@@ -20,7 +20,8 @@ from attention_core.figures.style import HALF_WIDTH_PX
 from attention_core.train import Snapshot
 from attention_core.train.live import PACES, LiveRun
 from ui.charts import show_chart
-from ui.common import choose, tr
+from ui.common import choose
+from ui.language import tr
 from ui.slots import place_released
 from ui.train_figures import heads_figure
 from ui.train_run import RunView, current_run, draw_frame, train_button

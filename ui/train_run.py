@@ -18,7 +18,8 @@ import streamlit as st
 
 from attention_core.train.live import PACES, SHARP_FOCUS, LiveRun, frame_delay
 from ui.charts import show_chart
-from ui.common import md_escape, tr
+from ui.common import md_escape
+from ui.language import tr
 from ui.slots import place_released
 from ui.train_detector import show_detector
 from ui.train_figures import curves_figure, heads_figure, run_head_names

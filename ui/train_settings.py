@@ -25,7 +25,8 @@ from attention_core.train import (
 )
 from attention_core.train.live import DEFAULT_PACE, PACES, live_config, parse_pace
 from attention_core.train.tasks import max_seq_len
-from ui.common import choose, md_escape, tr
+from ui.common import choose, md_escape
+from ui.language import tr
 
 __all__ = ["config_from_state", "pace_choice", "problem_of", "settings_form", "task_title"]
 

@@ -12,7 +12,7 @@ import streamlit as st
 
 from attention_core.train import TASKS, Snapshot
 from attention_core.train.live import LiveRun, example_table, head_table
-from ui.common import tr
+from ui.language import tr
 from ui.train_figures import run_head_names
 
 __all__ = ["answers_table", "head_stats"]

@@ -14,32 +14,54 @@ package builds the index both need, for the project's three models, offline:
 
     python -m attention_core.atlas build --model minilm [--corpus FILE|DIR] [--out DIR]
 
-No Streamlit here; torch, DuckDB and pyarrow are imported on first use.
+No Streamlit here; torch, DuckDB and pyarrow are imported on first use (the names below too:
+`attention_core.lazy`).
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING
 
-_WHERE = {
-    "AtlasError": "sentences",
-    "read_corpus": "sentences",
-    "MODELS": "models",
-    "open_model": "models",
-    "METRICS": "rows",
-    "build": "build",
-    "default_index_dir": "build",
-    "build_dask": "engine",
-    "Atlas": "query",
-    "HeadMap": "query",
-    "build_command": "query",
-    "joint_projection": "project",
-}
-__all__ = sorted(_WHERE)
+from attention_core.lazy import lazy_exports
 
+__all__ = [
+    "METRICS",
+    "MODELS",
+    "Atlas",
+    "AtlasError",
+    "HeadMap",
+    "build",
+    "build_command",
+    "build_dask",
+    "default_index_dir",
+    "joint_projection",
+    "open_model",
+    "read_corpus",
+]
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "AtlasError": "sentences",
+        "read_corpus": "sentences",
+        "MODELS": "models",
+        "open_model": "models",
+        "METRICS": "rows",
+        "build": "build",
+        "default_index_dir": "build",
+        "build_dask": "engine",
+        "Atlas": "query",
+        "HeadMap": "query",
+        "build_command": "query",
+        "joint_projection": "project",
+    },
+)
+
+if TYPE_CHECKING:
+    from attention_core.atlas.build import build, default_index_dir
+    from attention_core.atlas.engine import build_dask
+    from attention_core.atlas.models import MODELS, open_model
+    from attention_core.atlas.project import joint_projection
+    from attention_core.atlas.query import Atlas, HeadMap, build_command
+    from attention_core.atlas.rows import METRICS
+    from attention_core.atlas.sentences import AtlasError, read_corpus

@@ -112,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _ship(corpus: Path | None) -> int:
-    from attention_core.atlas.shipped import ship
+    from attention_core.atlas.ship import ship
 
     try:
         lines = ship(corpus)

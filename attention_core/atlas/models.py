@@ -178,9 +178,9 @@ class Pretrained:
         self.causal = loaded.family == "decoder"  # its weights hide later tokens
 
     def _ids(self, text: str) -> tuple[list[int], bool, list[tuple[int, int]]]:
-        from attention_core.pretrained import _encode
+        from attention_core.pretrained.forward import encode
 
-        enc, cut = _encode(self.loaded.tokenizer, text, limit=MAX_TOKENS)
+        enc, cut = encode(self.loaded.tokenizer, text, limit=MAX_TOKENS)
         ids = list(enc["input_ids"])
         offsets = [(int(a), int(b)) for a, b in enc.get("offset_mapping", [(0, 0)] * len(ids))]
         return ids, cut, offsets

@@ -55,13 +55,13 @@ def char_tags(text: str) -> list[str]:
     space). Cut and tagged on the Simplified copy (one code point each, so the offsets
     hold), with the project's jieba dictionary, as every word view cuts."""
     global _TAGGER
-    from attention_core.tokenize import _jieba, _t2s_table
+    from attention_core.tokenize import shared_jieba, simplified_table
 
     if _TAGGER is None:
         from jieba import posseg
 
-        _TAGGER = posseg.POSTokenizer(_jieba())
-    simplified = text.translate(_t2s_table())
+        _TAGGER = posseg.POSTokenizer(shared_jieba())
+    simplified = text.translate(simplified_table())
     tags = [""] * len(text)
     at = 0
     for pair in _TAGGER.cut(simplified):

@@ -13,6 +13,7 @@ the atlas reads when it is there. Without it, the sample above is the default co
 the shipped indexes open at once, read-only, until the user builds an index of their own.
 
     python -m attention_core.atlas ship        # rebuilds all of the above from a built corpus
+                                               # (attention_core.atlas.ship)
 
 An index is shipped only while it matches the model it claims (its fingerprint) and its
 files match their hashes; a damaged or stale one is passed over, never opened.
@@ -22,29 +23,30 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 from attention_core.resources import DATA_DIR
 
 __all__ = [
+    "HASHES",
     "SAMPLE_DIR",
     "SHIPPED_INDEX_DIR",
     "SHIPPED_SENTENCES",
     "fingerprint",
+    "index_files",
     "is_shipped",
-    "ship",
+    "sha256",
     "shipped_index",
 ]
 
 SAMPLE_DIR = DATA_DIR / "corpus"
 SHIPPED_INDEX_DIR = DATA_DIR / "atlas"
 SHIPPED_SENTENCES = 300  # per model: a first map in the wheel, ~0.2-1.7 MB each
-HASHES = "hashes.json"
-COPYRIGHT = Path("/usr/share/doc")
+HASHES = "hashes.json"  # every shipped index file's SHA-256, relative to SHIPPED_INDEX_DIR
 
 
-def _sha256(path: Path) -> str:
+def sha256(path: Path) -> str:
+    """A file's SHA-256, as hashes.json holds it."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -67,7 +69,8 @@ def fingerprint(model: str) -> str:
     raise ValueError(f"no index of {model!r} ships with the package")
 
 
-def _files(folder: Path) -> list[Path]:
+def index_files(folder: Path) -> list[Path]:
+    """Every file of an index folder, in order."""
     return sorted(p for p in folder.rglob("*") if p.is_file())
 
 
@@ -83,7 +86,7 @@ def shipped_index(model: str, base: Path | None = None) -> Path | None:
         if manifest.get("fingerprint") != fingerprint(model):
             return None
         wanted = {k: v for k, v in hashes.items() if k.startswith(f"{model}/")}
-        found = {p.relative_to(base).as_posix(): _sha256(p) for p in _files(folder)}
+        found = {p.relative_to(base).as_posix(): sha256(p) for p in index_files(folder)}
     except (OSError, ValueError, KeyError):
         return None
     return folder if wanted and found == wanted else None
@@ -92,49 +95,3 @@ def shipped_index(model: str, base: Path | None = None) -> Path | None:
 def is_shipped(folder: Path) -> bool:
     """Whether the index in `folder` is one the package ships (opened read-only)."""
     return Path(folder).parent == SHIPPED_INDEX_DIR
-
-
-def ship(
-    corpus: Path | None = None,
-    models: tuple[str, ...] = ("untrained", "reader", "minilm"),
-    *,
-    sample: Path = SAMPLE_DIR,
-    index: Path = SHIPPED_INDEX_DIR,
-    limit: int = SHIPPED_SENTENCES,
-) -> list[str]:
-    """Copy a built corpus's held-out split into `sample` and index its first `limit`
-    sentences for each model into `index`; returns one line per thing written."""
-    from attention_core.atlas.build import build
-    from attention_core.train.corpus import default_dir, verify
-
-    source = Path(corpus) if corpus is not None else default_dir()
-    manifest = verify(source)
-    sample.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source / "heldout.txt", sample / "heldout.txt")
-    manifest["outputs"] = {"heldout.txt": manifest["outputs"]["heldout.txt"]}
-    manifest["sample"] = (
-        "the held-out split of the corpus this manifest describes, shipped so that the atlas "
-        "works without the Debian packages; each source's licences are listed, and their "
-        "copyright files are in copyright/"
-    )
-    (sample / "copyright").mkdir(exist_ok=True)
-    for entry in manifest["sources"]:
-        shipped = COPYRIGHT / entry["package"] / "copyright"
-        if shipped.is_file():
-            shutil.copyfile(shipped, sample / "copyright" / entry["package"])
-            entry["copyright"] = f"copyright/{entry['package']}"
-    (sample / "manifest.json").write_text(
-        json.dumps(manifest, ensure_ascii=False, indent=1, sort_keys=True) + "\n", "utf-8"
-    )
-    lines = [f"{sample / 'heldout.txt'}: the corpus's held-out split"]
-    for model in models:
-        shutil.rmtree(index / model, ignore_errors=True)
-        report = build(model, sample / "heldout.txt", index, limit=limit)
-        lines.append(f"{index / model}: {report.added} sentences, {report.tokens} tokens")
-    hashes = {
-        p.relative_to(index).as_posix(): _sha256(p)
-        for model in models
-        for p in _files(index / model)
-    }
-    (index / HASHES).write_text(json.dumps(hashes, indent=1, sort_keys=True) + "\n", "utf-8")
-    return lines

@@ -39,6 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from attention_core.figures.text import literal
+
 __all__ = [
     "CELL_FONT_MAX_PX",
     "CELL_NUMBER_PX",
@@ -270,7 +272,7 @@ def axis_ticks(plan: TickPlan, categories: Sequence[str], axis: str) -> dict[str
         alias = {
             categories[i]: _escape(plan.texts[i])
             for i in range(plan.n)
-            if plan.texts[i] != _unescape(categories[i])
+            if plan.texts[i] != unescape(categories[i])
         }
         if alias:
             props["labelalias"] = alias
@@ -278,12 +280,11 @@ def axis_ticks(plan: TickPlan, categories: Sequence[str], axis: str) -> dict[str
 
 
 def _escape(text: str) -> str:
-    from attention_core.figures.text import literal
-
     return literal(text)
 
 
-def _unescape(text: str) -> str:
+def unescape(text: str) -> str:
+    """The text behind a label that went through `literal` (its three HTML entities undone)."""
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 

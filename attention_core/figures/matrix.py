@@ -20,11 +20,11 @@ from attention_core.figures.layout import (
     MATRIX_TITLE_PX,
     MIN_WIDTH_META,
     NOMINAL_WIDTH_PX,
-    _unescape,
     axis_ticks,
     cell_number_px,
     matrix_title,
     tick_plan,
+    unescape,
 )
 from attention_core.figures.style import FONT, matrix_axes
 from attention_core.figures.text import literal, literals
@@ -151,7 +151,7 @@ def matrix_figure(
         font=FONT,
     )
     # the raw text of the escaped labels (`literal` undone), to measure and cut them
-    raw_x, raw_y = [_unescape(v) for v in x], [_unescape(v) for v in y]
+    raw_x, raw_y = [unescape(v) for v in x], [unescape(v) for v in y]
     y_len = max(40.0, height - top_px - 20)
     x_len = max(40.0, width_px - tick_plan(raw_y, y_len).margin_px - COLORBAR_PX)
     if (axes or {}).get("square", True):

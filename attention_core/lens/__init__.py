@@ -29,10 +29,10 @@ Raw attention weights say where a head looks, not what it changes (Jain & Wallac
 Shape legend: L layers, H heads, n tokens, D head size, C model width, B batch.
 
 One file a job: combine (rollout, flow), norms (value norms, norm-weighted), ablation
-(knocking a real model's heads out), toy (the same on the toy model), reader (the lens on
-the trained reader), sink_tokens, neuron, words (pooling pieces to words), minimal_pairs
-(row_change); model_parts is the machinery they share for reading a model's layers (found
-by name, hooked: a transformers model's or the project's own MultiHeadAttention).
+(knocking a real model's heads out), toy (the same on the toy model), reader_lens (the lens
+on the trained reader), sink_tokens, neuron, minimal_pairs (row_change);
+attention_core.pretrained.parts is the machinery they share for reading a model's layers
+(found by name, hooked: a transformers model's or the project's own MultiHeadAttention).
 
 SINK_KINDS and sink_positions are importable from here too, outside `__all__` as before.
 """
@@ -50,7 +50,7 @@ from attention_core.lens.combine import FLOW_MAX_TOKENS, flow, rollout
 from attention_core.lens.minimal_pairs import RowChange, row_change, shared_tokens
 from attention_core.lens.neuron import NeuronView, is_causal, neuron_view
 from attention_core.lens.norms import norm_weighted, value_norms
-from attention_core.lens.reader import (
+from attention_core.lens.reader_lens import (
     ReaderAblation,
     ReaderAttention,
     ReaderEffects,

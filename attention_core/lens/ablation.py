@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attention_core.lens.model_parts import (
-    _hooks,
-    _inputs,
-    _Layer,
-    _layers,
-    _shape,
-    _this_thread_only,
-)
 from attention_core.limits import MAX_TOKENS
+from attention_core.pretrained.parts import (
+    AttentionLayer,
+    attention_layers,
+    layers_and_heads,
+    model_inputs,
+    temporary_hooks,
+    this_thread_only,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -76,7 +76,7 @@ def _cosine_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 @contextmanager
-def _knocked_out(layers: list[_Layer], masks: torch.Tensor) -> Iterator[None]:
+def knocked_out(layers: list[AttentionLayer], masks: torch.Tensor) -> Iterator[None]:
     """While inside, a forward pass over B copies of a sentence keeps head h of layer l in
     copy b only if masks[b, l, h] (B, L, H) is 1: a head is knocked out by zeroing its slice
     of the output projection's input, i.e. its whole contribution (this thread only)."""
@@ -94,21 +94,21 @@ def _knocked_out(layers: list[_Layer], masks: torch.Tensor) -> Iterator[None]:
         return hook
 
     handles = [
-        layer.out_module.register_forward_pre_hook(_this_thread_only(knock_out(i)))
+        layer.out_module.register_forward_pre_hook(this_thread_only(knock_out(i)))
         for i, layer in enumerate(layers)
     ]
-    with _hooks(handles):
+    with temporary_hooks(handles):
         yield
 
 
 def _masked_forward(loaded: LoadedModel, inputs: dict[str, Any], masks: torch.Tensor) -> Any:
     """The model on B copies of `inputs` (1, n), heads knocked out as `masks` (B, L, H)
-    says (`_knocked_out`) → last hidden states (B, n, C)."""
+    says (`knocked_out`) → last hidden states (B, n, C)."""
     import torch
 
     batch = masks.shape[0]
     batched = {k: v.expand(batch, -1) for k, v in inputs.items()}  # each (B, n)
-    with _knocked_out(_layers(loaded.model), masks), torch.no_grad():
+    with knocked_out(attention_layers(loaded.model), masks), torch.no_grad():
         out = _base(loaded.model)(**batched)
     return out.last_hidden_state  # (B, n, C)
 
@@ -125,7 +125,7 @@ def kv_groups(loaded: LoadedModel) -> list[list[int]]:
     head per group without grouped-query attention. Knocking a whole group out
     (`ablate(loaded, text, [(layer, h) for h in group])`) removes that key/value head's
     every contribution, as zeroing its value projection would."""
-    first = _layers(loaded.model)[0]
+    first = attention_layers(loaded.model)[0]
     size = first.num_heads // first.num_kv_heads
     return [list(range(g * size, (g + 1) * size)) for g in range(first.num_kv_heads)]
 
@@ -140,7 +140,7 @@ def ablate(
     """Run `text` with the (layer, head) pairs in `heads` knocked out (their output zeroed)."""
     import torch
 
-    num_layers, num_heads = _shape(loaded)
+    num_layers, num_heads = layers_and_heads(loaded)
     masks = torch.ones(1, num_layers, num_heads)  # (1, L, H)
     for layer, head in heads:
         if not (0 <= layer < num_layers and 0 <= head < num_heads):
@@ -149,7 +149,7 @@ def ablate(
                 f"× {num_heads} heads"
             )
         masks[0, layer, head] = 0.0
-    inputs = _inputs(loaded, text, max_tokens)
+    inputs = model_inputs(loaded, text, max_tokens)
     with torch.no_grad():
         original = _base(loaded.model)(**inputs).last_hidden_state[0]  # (n, C)
     hidden = _masked_forward(loaded, inputs, masks)[0]  # (n, C)
@@ -175,8 +175,8 @@ def head_effects(
     after each batch (a page draws its bar there, and a cancelled run stops there)."""
     import torch
 
-    num_layers, num_heads = _shape(loaded)
-    inputs = _inputs(loaded, text, max_tokens)
+    num_layers, num_heads = layers_and_heads(loaded)
+    inputs = model_inputs(loaded, text, max_tokens)
     pairs = [(layer, head) for layer in range(num_layers) for head in range(num_heads)]
     token = np.zeros((num_layers, num_heads))
     pooled = np.zeros((num_layers, num_heads))

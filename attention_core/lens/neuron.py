@@ -12,19 +12,23 @@ Shape legend: L layers, H heads, n tokens, D head size, C model width, B batch.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attention_core.lens.model_parts import _Layer, _layer_calls, _layers, _project
 from attention_core.limits import MAX_TOKENS
+from attention_core.pretrained.parts import (
+    AttentionLayer,
+    attention_layers,
+    layer_calls,
+    queries_keys,
+)
 
 if TYPE_CHECKING:
     import torch
 
-    from attention_core.pretrained import LoadedModel
+    from attention_core.pretrained.load import LoadedModel
 
 
 @dataclass(frozen=True)
@@ -94,17 +98,19 @@ def neuron_view(
     loaded: LoadedModel, text: str, layer: int, head: int, *, max_tokens: int = MAX_TOKENS
 ) -> NeuronView:
     """q and k of head `head` in layer `layer` for `text` (see NeuronView)."""
-    layers = _layers(loaded.model)
+    layers = attention_layers(loaded.model)
     if not 0 <= layer < len(layers) or not 0 <= head < layers[layer].num_heads:
         raise ValueError(
             f"layer must be in 0..{len(layers) - 1} and head in "
             f"0..{layers[0].num_heads - 1}, got layer {layer}, head {head}"
         )
-    x, call = _layer_calls(loaded, text, max_tokens)[layer]  # (n, C), the layer's kwargs
-    return _rebuild(layers[layer], x, call, head)
+    x, call = layer_calls(loaded, text, max_tokens)[layer]  # (n, C), the layer's kwargs
+    return rebuild_view(layers[layer], x, call, head)
 
 
-def _rebuild(part: _Layer, x: torch.Tensor, call: dict[str, Any], head: int) -> NeuronView:
+def rebuild_view(
+    part: AttentionLayer, x: torch.Tensor, call: dict[str, Any], head: int
+) -> NeuronView:
     """One head's q and k rebuilt from its layer's input x (n, C) and the keyword arguments
     the model passed the layer (`call`: its rotary cos and sin, its attention_mask)."""
     q, k = queries_keys(part, x, call)  # (H, n, D), (KV, n, D)
@@ -118,28 +124,3 @@ def _rebuild(part: _Layer, x: torch.Tensor, call: dict[str, Any], head: int) -> 
         softcap=float(softcap) if softcap else None,
         kv_head=kv if part.num_kv_heads != part.num_heads else None,
     )
-
-
-def queries_keys(
-    part: _Layer, x: torch.Tensor, call: dict[str, Any]
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Every head's q (H, n, D) and every key/value head's k (KV, n, D) of one layer, as its
-    scores use them, from the layer's input x (n, C) and the keyword arguments the model
-    passed it (`call`): the projections, the per-head norms (Qwen3), the rotary positions."""
-    import torch
-
-    module = part.module
-    with torch.no_grad():
-        q = _project(x, part.wq, part.bq, part.num_heads)  # (H, n, D)
-        k = _project(x, part.wk, part.bk, part.num_kv_heads)  # (KV, n, D)
-        q_norm, k_norm = getattr(module, "q_norm", None), getattr(module, "k_norm", None)
-        q = q if q_norm is None else q_norm(q)  # per-head norms over D (Qwen3)
-        k = k if k_norm is None else k_norm(k)
-        rotary = call.get("position_embeddings")
-        if rotary is not None:  # the cos and sin the model passed this layer
-            apply = getattr(sys.modules[type(module).__module__], "apply_rotary_pos_emb", None)
-            if apply is None:
-                raise ValueError(f"{type(module).__name__}: rotary positions not understood")
-            q, k = apply(q[None], k[None], *rotary)  # (1, H, n, D), (1, KV, n, D)
-            q, k = q[0], k[0]
-    return q, k

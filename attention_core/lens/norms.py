@@ -11,8 +11,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attention_core.lens.model_parts import _Layer, _layer_inputs, _layers, _project
 from attention_core.limits import MAX_TOKENS
+from attention_core.pretrained.parts import (
+    AttentionLayer,
+    attention_layers,
+    layer_inputs,
+    project_heads,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -20,13 +25,13 @@ if TYPE_CHECKING:
     from attention_core.pretrained import LoadedModel
 
 
-def _head_value_norms(layer: _Layer, x: torch.Tensor) -> np.ndarray:
+def head_value_norms(layer: AttentionLayer, x: torch.Tensor) -> np.ndarray:
     """‖f_h(x_j)‖ of one layer → (H, n), from its input hidden states x (n, C): v_h(x_j)
     through head h's columns of the output projection, no bias (Kobayashi et al. eq. 5)."""
     import torch
 
     with torch.no_grad():
-        v = _project(x, layer.wv, layer.bv, layer.num_kv_heads)  # (KV, n, D)
+        v = project_heads(x, layer.wv, layer.bv, layer.num_kv_heads)  # (KV, n, D)
         v = v.repeat_interleave(layer.num_heads // layer.num_kv_heads, dim=0)  # (H, n, D)
         wo = layer.wo.view(layer.wo.shape[0], layer.num_heads, layer.head_dim)  # (C, H, D)
         f = torch.einsum("hnd,chd->hnc", v, wo)  # (H, n, C)
@@ -37,9 +42,9 @@ def value_norms(loaded: LoadedModel, text: str, *, max_tokens: int = MAX_TOKENS)
     """‖f_h(x_j)‖ → (L, H, n): token j's value vector in head h projected through that
     head's slice of the output projection (no bias), i.e. what head h would add to the
     residual stream if it attended to j alone (Kobayashi et al. 2020, eq. 5)."""
-    inputs = _layer_inputs(loaded, text, max_tokens)
-    layers = _layers(loaded.model)
-    return np.stack([_head_value_norms(a, x) for a, x in zip(layers, inputs, strict=True)])
+    inputs = layer_inputs(loaded, text, max_tokens)
+    layers = attention_layers(loaded.model)
+    return np.stack([head_value_norms(a, x) for a, x in zip(layers, inputs, strict=True)])
 
 
 def norm_weighted(
@@ -59,10 +64,10 @@ def norm_weighted(
         from attention_core.pretrained import run_model
 
         attentions = run_model(loaded, text, max_tokens=max_tokens).attentions
-    return _times_norms(attentions, value_norms(loaded, text, max_tokens=max_tokens))
+    return times_norms(attentions, value_norms(loaded, text, max_tokens=max_tokens))
 
 
-def _times_norms(attentions: np.ndarray, norms: np.ndarray) -> np.ndarray:
+def times_norms(attentions: np.ndarray, norms: np.ndarray) -> np.ndarray:
     """α_ij · ‖f_h(x_j)‖: attentions (L, H, n, n) times value norms (L, H, n) of the same text."""
     if norms.shape != attentions.shape[:3]:
         raise ValueError(

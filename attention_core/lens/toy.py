@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from attention_core.lens.model_parts import _hooks, _this_thread_only
+from attention_core.pretrained.parts import temporary_hooks, this_thread_only
 
 
 @dataclass(frozen=True)
@@ -79,11 +79,11 @@ def toy_accuracy(
         return hook
 
     handles = [
-        layer.out.register_forward_pre_hook(_this_thread_only(knock_out(i)))
+        layer.out.register_forward_pre_hook(this_thread_only(knock_out(i)))
         for i, layer in enumerate(layers)
         if (masks[i] == 0).any()
     ]
-    with _hooks(handles):
+    with temporary_hooks(handles):
         return evaluate(model, config, num_sequences=num_sequences, seed=seed).accuracy
 
 

@@ -5,7 +5,7 @@ heads as a map pooled to what a page can hold, or any window of it exact.
     long_view(model, long_text, tokenizer=tokenizer, layer=3)                   # every head
     long_view(model, long_text, tokenizer=tokenizer, layer=3, window=(3000, 3128))  # exact
 
-The text runs once through the model (`pretrained.run_model_long`: each layer kept as a map
+The text runs once through the model (`long.pretrained.run_model_long`: each layer kept as a map
 rebuilt from the model's queries and keys, checked against its own output_attentions; a
 sliding window narrower than the text or soft-capped scores are refused with the reason).
 Pooled, a cell is a block of `block` × `block` tokens holding the share of attention its rows
@@ -30,7 +30,7 @@ from attention_core.i18n import DEFAULT_LANG, t
 from attention_core.limits import MAX_LONG_TOKENS, MAX_TOKENS
 from attention_core.notebook.html import View, figure_body
 from attention_core.notebook.inputs import NotebookInputError
-from attention_core.notebook.neuron import _loaded
+from attention_core.notebook.neuron import as_loaded_model
 
 __all__ = ["LongViewRefused", "long_view"]
 
@@ -59,12 +59,12 @@ def long_view(
     `model`: a LoadedModel or a transformers model with its `tokenizer`. Raises
     LongViewRefused where the maps cannot be the model's own, NotebookInputError on bad
     arguments."""
-    from attention_core.pretrained import LongRefused, run_model_long
+    from attention_core.long.pretrained import LongRefused, run_model_long
 
     if not isinstance(cells, int) or not 8 <= cells <= MAX_TOKENS:
         raise NotebookInputError(f"cells must be an integer in 8..{MAX_TOKENS}, got {cells!r}")
     try:
-        run = run_model_long(_loaded(model, tokenizer), text, max_tokens=max_tokens)
+        run = run_model_long(as_loaded_model(model, tokenizer), text, max_tokens=max_tokens)
     except LongRefused as refused:
         raise LongViewRefused(str(refused)) from None
     except ValueError as error:

@@ -34,7 +34,8 @@ class NeuronViewRefused(NotebookInputError):
     """The neuron view cannot rebuild this model's own attention weights."""
 
 
-def _loaded(model: Any, tokenizer: Any) -> Any:
+def as_loaded_model(model: Any, tokenizer: Any) -> Any:
+    """A notebook's (model, tokenizer) as a `pretrained.LoadedModel` (eager attention)."""
     from attention_core.pretrained import LoadedModel, from_model
 
     if isinstance(model, LoadedModel):
@@ -80,7 +81,7 @@ def neuron_view(
     from attention_core.lens import neuron_view as take_apart
     from attention_core.pretrained import run_model
 
-    loaded = _loaded(model, tokenizer)
+    loaded = as_loaded_model(model, tokenizer)
     result = run_model(loaded, text, max_tokens=max_tokens)
     if not 0 <= layer < loaded.num_layers or not 0 <= head < loaded.num_heads:
         raise NotebookInputError(

@@ -3,12 +3,46 @@
 every replica of the app through one store (SQLite by default, Redis when configured).
 
 The interface, its plain data and its checks are in `store.py` (their names are its
-`__all__`); one module per store: `sqlite.py` (SQLiteStore), `redis_store.py` (RedisStore).
+`__all__`); one module per store: `sqlite.py` (SQLiteStore), `redis_store.py` (RedisStore);
+`factory.py` picks one from the environment (`store_from_env`).
 """
 
-from attention_core.poll import store
+from __future__ import annotations
+
+from attention_core.poll.factory import ENV_REDIS, ENV_SQLITE, store_from_env
 from attention_core.poll.redis_store import RedisStore
 from attention_core.poll.sqlite import SQLiteStore
-from attention_core.poll.store import *  # noqa: F403  (the interface: store.__all__)
+from attention_core.poll.store import (
+    CODE_ALPHABET,
+    CODE_LENGTH,
+    MAX_NAME,
+    ClassInfo,
+    PollError,
+    PollRefused,
+    PollStore,
+    Question,
+    clean_name,
+    name_was_cut,
+    normalise_code,
+    question_from_round,
+)
 
-__all__ = [*store.__all__, "RedisStore", "SQLiteStore"]
+__all__ = [
+    "CODE_ALPHABET",
+    "CODE_LENGTH",
+    "ENV_REDIS",
+    "ENV_SQLITE",
+    "MAX_NAME",
+    "ClassInfo",
+    "PollError",
+    "PollRefused",
+    "PollStore",
+    "Question",
+    "RedisStore",
+    "SQLiteStore",
+    "clean_name",
+    "name_was_cut",
+    "normalise_code",
+    "question_from_round",
+    "store_from_env",
+]

@@ -13,7 +13,8 @@ itself refuses a second answer of the same student to the same question (SQLite:
 PRIMARY KEY on (class, question, student) and INSERT OR IGNORE; Redis: HSETNX inside one
 Lua script that also counts), so two replicas racing cannot count anyone twice.
 
-Two stores behind this interface (`PollStore`), one module each, chosen by `store_from_env`:
+Two stores behind this interface (`PollStore`), one module each, chosen by
+`factory.store_from_env`:
     SQLiteStore(path)   the default; one file, WAL mode, shared by several local replicas
                         (`sqlite.py`)
     RedisStore(url)     when ATTENTION_POLL_REDIS_URL is set: replicas on several machines
@@ -25,7 +26,6 @@ Pure Python (no Streamlit), so a notebook or a benchmark can drive a class as we
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import unicodedata
 from abc import ABC, abstractmethod
@@ -57,15 +57,12 @@ __all__ = [
     "name_was_cut",
     "normalise_code",
     "question_from_round",
-    "store_from_env",
 ]
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I, O, 0, 1: read off a projector
 CODE_LENGTH = 4  # 32**4 ≈ 1 million codes; a store holds a few open classes
 MAX_NAME = 40  # characters of a student's display name
 MAX_OPTIONS = 512  # options of one question (the app's token limit)
-ENV_REDIS = "ATTENTION_POLL_REDIS_URL"
-ENV_SQLITE = "ATTENTION_POLL_DB"
 
 
 class PollError(ValueError):
@@ -295,20 +292,6 @@ class PollStore(ABC):
         if not 8 <= len(student) <= 64 or not student.isascii() or not student.isalnum():
             raise PollError("a student id is 8-64 letters and digits")
         return student
-
-
-def store_from_env(env: dict[str, str] | None = None) -> PollStore:
-    """RedisStore if ATTENTION_POLL_REDIS_URL is set, else SQLiteStore at
-    ATTENTION_POLL_DB (default: attention-studio-poll.sqlite3 in the temp folder)."""
-    # imported here: the stores' modules import this one
-    from attention_core.poll.redis_store import RedisStore
-    from attention_core.poll.sqlite import DEFAULT_DB, SQLiteStore
-
-    env = dict(os.environ if env is None else env)
-    url = env.get(ENV_REDIS, "").strip()
-    if url:
-        return RedisStore(url)
-    return SQLiteStore(env.get(ENV_SQLITE, "").strip() or DEFAULT_DB)
 
 
 def question_from_round(

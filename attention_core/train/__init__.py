@@ -47,12 +47,54 @@ Shape legend: B batch, n seq_len, C embed_dim, H num_heads, K output classes.
 
 from __future__ import annotations
 
-from attention_core.train import loop, tasks
-
-# every public name is listed once, in the __all__ of the module that defines it
-from attention_core.train.loop import *  # noqa: F403
+from attention_core.train.loop import Evaluation, Snapshot, TrainResult, evaluate, fit, train
 from attention_core.train.model import ToyAttentionModel, build_model
-from attention_core.train.tasks import *  # noqa: F403
+from attention_core.train.tasks import (
+    MAX_INDUCTION_SEQ_LEN,
+    MAX_TRAIN_BATCH,
+    MAX_TRAIN_EMBED_DIM,
+    MAX_TRAIN_SEQ_LEN,
+    MAX_TRAIN_VOCAB,
+    MIN_PERIOD,
+    TASKS,
+    SettingError,
+    TaskInfo,
+    TrainConfig,
+    attention_mask,
+    default_config,
+    example_sequence,
+    is_held_out,
+    max_seq_len,
+    sample_sequences,
+    target_positions,
+    task_outputs,
+)
 
-# model's own __all__ has its constants too; the package exports the model and its builder
-__all__: list[str] = [*tasks.__all__, *loop.__all__, "ToyAttentionModel", "build_model"]
+__all__ = [
+    "MAX_INDUCTION_SEQ_LEN",
+    "MAX_TRAIN_BATCH",
+    "MAX_TRAIN_EMBED_DIM",
+    "MAX_TRAIN_SEQ_LEN",
+    "MAX_TRAIN_VOCAB",
+    "MIN_PERIOD",
+    "TASKS",
+    "Evaluation",
+    "SettingError",
+    "Snapshot",
+    "TaskInfo",
+    "ToyAttentionModel",
+    "TrainConfig",
+    "TrainResult",
+    "attention_mask",
+    "build_model",
+    "default_config",
+    "evaluate",
+    "example_sequence",
+    "fit",
+    "is_held_out",
+    "max_seq_len",
+    "sample_sequences",
+    "target_positions",
+    "task_outputs",
+    "train",
+]

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from attention_core.train.tasks.config import _INIT_STREAM, TrainConfig
+from attention_core.train.tasks.config import INIT_STREAM, TrainConfig
 
 __all__ = ["embed", "init_weights", "new_embeddings"]
 
@@ -44,7 +44,7 @@ def init_weights(
     generators make the model a function of the config even when several callers build
     models in parallel threads that share the global RNG.
     """
-    init_seed = np.random.default_rng([_INIT_STREAM, config.seed]).integers(2**63)
+    init_seed = np.random.default_rng([INIT_STREAM, config.seed]).integers(2**63)
     gen = torch.Generator().manual_seed(int(init_seed))
     bound = 1.0 / config.embed_dim**0.5
     with torch.no_grad():

@@ -25,11 +25,8 @@ from torch import Tensor, nn
 
 from attention_core.train.induction import InductionModel, detector_scores, probe_sequences
 from attention_core.train.model import ToyAttentionModel, build_model
-from attention_core.train.tasks import (
-    _TRAIN_STREAM,
-    TASKS,
-    TrainConfig,
-    _check_int,
+from attention_core.train.tasks.config import TASKS, TRAIN_STREAM, TrainConfig, check_int
+from attention_core.train.tasks.data import (
     example_sequence,
     sample_sequences,
     target_positions,
@@ -141,7 +138,7 @@ def _train(
     should_stop: Callable[[], bool] | None,
     resumable: bool = False,
 ) -> Iterator[Snapshot]:
-    rng = np.random.default_rng([_TRAIN_STREAM, config.seed])
+    rng = np.random.default_rng([TRAIN_STREAM, config.seed])
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     example = torch.from_numpy(example_sequence(config))[None]  # (1, n)
     probe = probe_sequences(config) if TASKS[config.task].layers == 2 else None  # (P, n)
@@ -197,7 +194,7 @@ def evaluate(
     """
     config.validate()
     _check_model(model, config)
-    _check_int("num_sequences", num_sequences, 1, 100_000)
+    check_int("num_sequences", num_sequences, 1, 100_000)
     rng = np.random.default_rng(seed)
     seqs = sample_sequences(config, num_sequences, rng=rng, held_out=True)  # (B, n)
     answers = task_outputs(config.task, seqs)  # (B, n)

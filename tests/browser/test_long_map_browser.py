@@ -1,5 +1,5 @@
 """The landing page's long map (issue 26) in real Chromium at 4 096 tokens: the overview paints
-for every head in colours relative to an even share (equal to attention_core.longscale's),
+for every head in colours relative to an even share (equal to attention_core.long.scale's),
 a zoom fetches exact cells equal to the model's weights with token labels that never
 overlap, find jumps to the row, the colour scale switches (bar and colours), the page never
 scrolls sideways, and a 390 × 844 phone shows one head at a time, picked in a list."""
@@ -19,9 +19,9 @@ from playwright.sync_api import Browser, Page
 from attention_core.figures.layout import short_label
 from attention_core.figures.text import literal
 from attention_core.limits import EXACT, MAX_LONG_TOKENS, MAX_TEXT_CHARS
-from attention_core.longmap import AttentionMap, Tile
-from attention_core.longrun import find_rows
-from attention_core.longscale import relative_cells, relative_values
+from attention_core.long.map import AttentionMap, Tile
+from attention_core.long.run import find_rows
+from attention_core.long.scale import relative_cells, relative_values
 from attention_core.settings import ModelSettings
 from attention_core.tokenize import tokenize
 
@@ -265,9 +265,9 @@ def test_phone_shows_one_head_at_a_time(app_server: str, browser: Browser) -> No
 
 
 def test_the_browsers_relative_colours_equal_the_librarys(browser: Browser) -> None:
-    """ui/longchart_colours.js's relative values, run in Chromium on tiles of a causal map
-    and of one without a mask, against attention_core.longscale."""
-    from ui.tiles import tile_payload
+    """ui/long/chart_colours.js's relative values, run in Chromium on tiles of a causal map
+    and of one without a mask, against attention_core.long.scale."""
+    from ui.long.tiles import tile_payload
 
     H, n = 1, 300
     rng = np.random.default_rng(4)
@@ -283,7 +283,7 @@ def test_the_browsers_relative_colours_equal_the_librarys(browser: Browser) -> N
         ]
         if not (m.causal and tile.reduce == "max" and not tile.exact)  # the server's
     ]
-    colours = (ROOT / "ui" / "longchart_colours.js").read_text(encoding="utf-8")
+    colours = (ROOT / "ui" / "long" / "chart_colours.js").read_text(encoding="utf-8")
     context = new_context(browser)
     try:
         blank = context.new_page()

@@ -57,11 +57,46 @@ Every row has a defined target and held-out sequences are never trained on: see
 
 from __future__ import annotations
 
-from attention_core.train.tasks import config, data
-from attention_core.train.tasks.config import *  # noqa: F403 (its __all__, listed once there)
+from attention_core.train.tasks.config import (
+    MAX_INDUCTION_SEQ_LEN,
+    MAX_TRAIN_BATCH,
+    MAX_TRAIN_EMBED_DIM,
+    MAX_TRAIN_SEQ_LEN,
+    MAX_TRAIN_VOCAB,
+    MIN_PERIOD,
+    TASKS,
+    SettingError,
+    TaskInfo,
+    TrainConfig,
+    default_config,
+    max_seq_len,
+)
+from attention_core.train.tasks.data import (
+    attention_mask,
+    example_sequence,
+    is_held_out,
+    sample_sequences,
+    target_positions,
+    task_outputs,
+)
 
-# not public: the training loop's random stream and integer check (attention_core.train.loop)
-from attention_core.train.tasks.config import _TRAIN_STREAM, _check_int  # noqa: F401
-from attention_core.train.tasks.data import *  # noqa: F403 (its __all__, listed once there)
-
-__all__: list[str] = [*config.__all__, *data.__all__]
+__all__ = [
+    "MAX_INDUCTION_SEQ_LEN",
+    "MAX_TRAIN_BATCH",
+    "MAX_TRAIN_EMBED_DIM",
+    "MAX_TRAIN_SEQ_LEN",
+    "MAX_TRAIN_VOCAB",
+    "MIN_PERIOD",
+    "TASKS",
+    "SettingError",
+    "TaskInfo",
+    "TrainConfig",
+    "attention_mask",
+    "default_config",
+    "example_sequence",
+    "is_held_out",
+    "max_seq_len",
+    "sample_sequences",
+    "target_positions",
+    "task_outputs",
+]

@@ -43,9 +43,9 @@ HELD_OUT_EVERY = 5  # 1 in 5 sequences is reserved for evaluation
 # Independent random streams, all derived from config.seed (or the evaluation seed), kept
 # here in one place so no two can collide: training batches (loop), the example sequence
 # (tasks.data), the models' initial weights (embed).
-_TRAIN_STREAM = 1
-_EXAMPLE_STREAM = 2
-_INIT_STREAM = 3
+TRAIN_STREAM = 1
+EXAMPLE_STREAM = 2
+INIT_STREAM = 3
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,8 @@ class SettingError(ValueError):
         self.params = params
 
 
-def _check_int(name: str, value: object, low: int, high: int) -> None:
+def check_int(name: str, value: object, low: int, high: int) -> None:
+    """SettingError naming the valid range unless `value` is an int in low..high."""
     if not isinstance(value, int | np.integer) or isinstance(value, bool):
         raise SettingError(
             f"{name} must be an integer in {low}..{high}, got {value!r}",
@@ -164,13 +165,13 @@ class TrainConfig:
                 task=self.task,
                 valid=", ".join(TASKS),
             )
-        _check_int("steps", self.steps, 1, MAX_TRAIN_STEPS)
+        check_int("steps", self.steps, 1, MAX_TRAIN_STEPS)
         low_n = 2 * MIN_PERIOD if self.task == "induction" else 2
-        _check_int("seq_len", self.seq_len, low_n, max_seq_len(self.task))
-        _check_int("vocab_size", self.vocab_size, 2, MAX_TRAIN_VOCAB)
+        check_int("seq_len", self.seq_len, low_n, max_seq_len(self.task))
+        check_int("vocab_size", self.vocab_size, 2, MAX_TRAIN_VOCAB)
         # >= 2 so both the token and the position part of the embedding get a dimension
-        _check_int("embed_dim", self.embed_dim, 2, MAX_TRAIN_EMBED_DIM)
-        _check_int("num_heads", self.num_heads, 1, self.embed_dim)
+        check_int("embed_dim", self.embed_dim, 2, MAX_TRAIN_EMBED_DIM)
+        check_int("num_heads", self.num_heads, 1, self.embed_dim)
         if self.embed_dim % self.num_heads:
             valid = ", ".join(map(str, valid_num_heads(self.embed_dim)))
             raise SettingError(
@@ -181,9 +182,9 @@ class TrainConfig:
                 num_heads=self.num_heads,
                 valid=valid,
             )
-        _check_int("batch_size", self.batch_size, 1, MAX_TRAIN_BATCH)
-        _check_int("seed", self.seed, 0, 2**63 - 1)
-        _check_int("snapshot_every", self.snapshot_every, 1, MAX_TRAIN_STEPS)
+        check_int("batch_size", self.batch_size, 1, MAX_TRAIN_BATCH)
+        check_int("seed", self.seed, 0, 2**63 - 1)
+        check_int("snapshot_every", self.snapshot_every, 1, MAX_TRAIN_STEPS)
         lr = self.lr
         if isinstance(lr, bool) or not isinstance(lr, int | float) or not 0 < lr <= 1:
             raise SettingError(f"lr must be a number in (0, 1], got {lr!r}", "lr", value=lr)

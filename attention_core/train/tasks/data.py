@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from attention_core.train.tasks.config import (
-    _EXAMPLE_STREAM,
+    EXAMPLE_STREAM,
     HELD_OUT_EVERY,
     MIN_PERIOD,
     TASKS,
@@ -153,7 +153,7 @@ def example_sequence(config: TrainConfig) -> np.ndarray:
     """
     config.validate()
     task_index = list(TASKS).index(config.task)
-    rng = np.random.default_rng([_EXAMPLE_STREAM, task_index, config.seq_len, config.vocab_size])
+    rng = np.random.default_rng([EXAMPLE_STREAM, task_index, config.seq_len, config.vocab_size])
     return sample_sequences(config, 1, rng=rng, held_out=True)[0]
 
 

@@ -15,7 +15,8 @@ import numpy as np
 import streamlit as st
 
 from attention_core.train.live import ExampleTrace, LiveRun, example_trace
-from ui.common import choose, md_escape, tr
+from ui.common import choose, md_escape
+from ui.language import tr
 
 __all__ = ["TrainedView", "finished_runs", "remember", "run_name", "trained_source"]
 

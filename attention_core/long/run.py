@@ -1,5 +1,5 @@
 """Long prompts through the project's own module: a text of up to MAX_LONG_TOKENS tokens as
-`AttentionMap`s (attention_core.longmap), never as (H, n, n) weights.
+`AttentionMap`s (attention_core.long.map), never as (H, n, n) weights.
 
 `analyze` (attention_core.pipeline) keeps every head's weights: at 4 096 tokens × 8 heads that
 is 537 MB, so it stops at MAX_TOKENS. `analyze_long` runs the same tokenizer, embedding and
@@ -10,7 +10,7 @@ recomputed exactly for any rectangle (the same scale 1/√D, the same causal mas
 settings say causal), and pooled for an overview.
 
 What else a long text needs to be read: where its sentences and paragraphs start (for
-`longmap.block_aggregate`), and which rows a searched word or phrase is on.
+`long.map.block_aggregate`), and which rows a searched word or phrase is on.
 
 Shape legend: H heads, n tokens, D head size.
 """
@@ -29,8 +29,8 @@ from attention_core.limits import (
     MAX_TEXT_CHARS,
     MAX_TILE_SIZE,
 )
-from attention_core.longmap import AttentionMap
-from attention_core.longtext import MapsOfTokens
+from attention_core.long.map import AttentionMap
+from attention_core.long.text import MapsOfTokens
 from attention_core.settings import ModelSettings
 from attention_core.tokenize import Token, token_labels, tokenize
 
@@ -130,7 +130,7 @@ def overview_size(num_heads: int) -> int:
 
 def block_starts(tokens: list[Token], text: str, kind: str = "sentence") -> list[int]:
     """The tokens where each sentence (or paragraph) starts, 0 first, strictly increasing:
-    `longmap.block_aggregate`'s boundaries. A sentence ends after 。！？!?.;； or … and at a
+    `long.map.block_aggregate`'s boundaries. A sentence ends after 。！？!?.;； or … and at a
     line break; a paragraph at a blank line (or, in a text without blank lines, a line
     break)."""
     if kind not in BLOCKS:

@@ -1,10 +1,10 @@
 """Tiles of long attention maps over plain HTTP, not through script reruns.
 
-A long map (attention_core.longrun, 4 096 tokens × 8 heads) is far too large to send whole:
+A long map (attention_core.long.run, 4 096 tokens × 8 heads) is far too large to send whole:
 the page sends each head's pooled overview, and the browser asks for the rectangle it zooms
 to, `GET /_studio/tile?map=<id>&layer=&head=&r0=&r1=&c0=&c1=&size=&reduce=&scale=`, answered here
 in front of Streamlit (ASGI middleware, like ui/server.py's StaticAssets) from one
-process-wide `MapStore` (attention_core.longstore: least recently used maps evicted within
+process-wide `MapStore` (attention_core.long.store: least recently used maps evicted within
 LONG_STORE_BYTES). A rerun would cost the whole script and a websocket round trip; a tile is
 one `AttentionMap.region` call (a few ms exact, ≤ ~0.1 s for a pooled 4 096² head).
 
@@ -17,7 +17,7 @@ id → 404 {"error": "gone"} (the page builds the map again on its next run), ba
 The answer (`tile_payload`): values as base64 little-endian float32 (R × C, row-major), the
 row and column edges (tokens where each cell starts, then the end), block, reduce, exact;
 with `scale=relative`, a causal map's pooled "max" cells also carry their values relative to
-an even share (`relative`, attention_core.longscale: the browser computes the others).
+an even share (`relative`, attention_core.long.scale: the browser computes the others).
 torch and the store load on the first tile or publish, not when the server starts.
 """
 
@@ -33,13 +33,14 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from ui.server import ASGIApp, Receive, Scope, Send, _base_path
+from ui.web import ASGIApp, Receive, Scope, Send
+from ui.web import base_path as server_base_path
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from attention_core.longmap import AttentionMap, Tile
-    from attention_core.longstore import MapStore
+    from attention_core.long.map import AttentionMap, Tile
+    from attention_core.long.store import MapStore
 
 __all__ = ["TILE_PATH", "TileRoute", "publish", "store", "tile_payload", "tile_url"]
 
@@ -54,7 +55,7 @@ _CACHE = b"private, max-age=600"  # a map's tiles never change while its id live
 @cache
 def store() -> MapStore:
     """The process-wide store every session's long maps are kept in."""
-    from attention_core.longstore import MapStore
+    from attention_core.long.store import MapStore
 
     return MapStore()
 
@@ -70,13 +71,13 @@ def publish(maps: Sequence[AttentionMap], map_id: str | None = None) -> str:
 
 def tile_url(base_path: str | None = None) -> str:
     """The tile route below `server.baseUrlPath` (read from Streamlit's config by default)."""
-    base = (_base_path() if base_path is None else base_path).strip("/")
+    base = (server_base_path() if base_path is None else base_path).strip("/")
     return f"{'/' + base if base else ''}{TILE_PATH}"
 
 
 def tile_payload(tile: Tile, relative: np.ndarray | None = None) -> dict[str, Any]:
     """A tile as plain JSON data (see the module docstring); `relative` (R, C): its values
-    relative to an even share (attention_core.longscale), sent as "relative" the same way."""
+    relative to an even share (attention_core.long.scale), sent as "relative" the same way."""
     values = _base64(tile.values)  # (R, C)
     extra = {} if relative is None else {"relative": _base64(relative)}
     return {
@@ -102,8 +103,8 @@ def _base64(array: np.ndarray) -> str:
 def answer(query: str) -> tuple[int, dict[str, Any]]:
     """The status and JSON body for a tile request's query string; never raises."""
     from attention_core.limits import MAX_TILE_SIZE
-    from attention_core.longmap import REDUCES
-    from attention_core.longscale import relative_values, sends_relative
+    from attention_core.long.map import REDUCES
+    from attention_core.long.scale import relative_values, sends_relative
 
     params = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
     map_id = params.get("map", "")

@@ -1,11 +1,11 @@
 """The long map's chart: a sibling of ui/charts.py's chart element for texts above MAX_TOKENS.
 
-A Streamlit components-v2 element (no iframe; its JavaScript is ui/longchart.js, after
-ui/longchart_colours.js and ui/longchart_axes.js) drawing one
+A Streamlit components-v2 element (no iframe; its JavaScript is ui/long/chart.js, after
+ui/long/chart_colours.js and ui/long/chart_axes.js) drawing one
 Plotly heatmap per head from pooled overview tiles, then fetching the visible rectangle from
-ui/tiles.py's HTTP route on every zoom or pan (no script rerun), down to exact cells with
+ui/long/tiles.py's HTTP route on every zoom or pan (no script rerun), down to exact cells with
 their tokens on the axes (as many as fit, by figures.layout's rule). Colours follow the app's
-colour scale (`colour_scale_choice`; relative to an even share as attention_core.longscale
+colour scale (`colour_scale_choice`; relative to an even share as attention_core.long.scale
 defines it for pooled cells), named by one colour bar above the heads. A screen with room for
 one head a row shows one at a time, as wide as the screen, picked in a list. plotly.js loads
 as for every chart (ui/charts.py: the page's <head> has started loading it; the same
@@ -31,9 +31,10 @@ from attention_core.figures.layout import FONT_PX, LABEL_PITCH, short_label, tex
 from attention_core.figures.text import literal
 from attention_core.figures.toolbar import chart_config
 from attention_core.tokenize import token_labels
-from ui.charts import PLOTLY_LOADER_JS, _plotly_url
-from ui.common import colour_bar_title, lang, tr
-from ui.tiles import tile_url
+from ui.charts import PLOTLY_LOADER_JS, served_plotly_url
+from ui.common import colour_bar_title
+from ui.language import lang, tr
+from ui.long.tiles import tile_url
 
 __all__ = ["LONG_CHART_COMPONENT", "ZOOM_SIZE", "overview_json", "show_long_map"]
 
@@ -45,7 +46,7 @@ HEAD_PX = 360  # a head's square at most; narrower screens get one head a row
 # and the element itself
 _JS = PLOTLY_LOADER_JS + "".join(
     Path(__file__).with_name(name).read_text(encoding="utf-8")
-    for name in ("longchart_colours.js", "longchart_axes.js", "longchart.js")
+    for name in ("chart_colours.js", "chart_axes.js", "chart.js")
 )
 _chart = st.components.v2.component(LONG_CHART_COMPONENT, js=_JS, isolate_styles=False)
 
@@ -63,13 +64,13 @@ def show_long_map(
     focus_key: str,
     key: str = "long_map",
 ) -> None:
-    """Draw layer `layer` of the long map `map_id` (published in ui/tiles' store) from its
+    """Draw layer `layer` of the long map `map_id` (published in ui/long/tiles' store) from its
     heads' overview tiles (`overview_json`: a JSON list of `tiles.tile_payload`s, head by
     head), coloured by `scale` (figures.scales.SCALES); `causal`: the map's rows see the keys
     up to themselves only (their even share is 1/(i + 1)). `focus`: a row every head jumps
     to, once per new `focus_key`."""
     ticks = [short_label(t) for t in token_labels(labels)]  # (n,) cut, raw
-    from attention_core.longscale import colour_key  # torch: with the first long text
+    from attention_core.long.scale import colour_key  # torch: with the first long text
 
     data: dict[str, Any] = {
         # a new map, layer, reduce, scale or language: drawn afresh
@@ -89,7 +90,7 @@ def show_long_map(
         "scale": colour_key(scale),
         "causal": bool(causal),
         "masked": MASKED_COLOUR,
-        "plotly": _plotly_url(),
+        "plotly": served_plotly_url(),
         "config": {**chart_config(lang(), filename=None), "responsive": False},
         "focus": None if focus is None else {"row": int(focus), "nonce": focus_key},
         "strings": {
@@ -112,7 +113,7 @@ def show_long_map(
 
 def _rerun() -> None:
     """A tile asked of an evicted map: the rerun this callback comes with publishes it again
-    (ui/longview.py)."""
+    (ui/long/view.py)."""
 
 
 def overview_json(tiles: list[dict[str, Any]]) -> str:

@@ -1,7 +1,7 @@
-"""The Compare page on a text longer than MAX_TOKENS tokens (issue 26): the heads of the
+"""The Compare page on a text longer than MAX_TOKENS tokens: the heads of the
 untrained module, or of one layer of a pretrained model whose context is longer, compared over
 every weight of the long text — their statistics (a sortable table and bars) and their
-Jensen–Shannon similarity, both streamed from the maps (attention_core.longstats), equal to
+Jensen–Shannon similarity, both streamed from the maps (attention_core.long.stats), equal to
 the exact page's numbers. Heads side by side are the long map itself (the landing and
 Pretrained pages); an A − B difference map is drawn for texts up to MAX_TOKENS, and the page
 says so.
@@ -13,10 +13,11 @@ import streamlit as st
 
 from attention_core.limits import MAX_TOKENS
 from attention_core.tokenize import token_labels
-from ui.cache_long import long_similarity, long_stats
-from ui.common import choose, tr
+from ui.common import choose
 from ui.compare_parts import similarity, statistics
-from ui.longview import long_cut_warning, subject_or_message
+from ui.language import tr
+from ui.long.cache import long_similarity, long_stats
+from ui.long.view import long_cut_warning, subject_or_message
 
 __all__ = ["show_long_compare"]
 
@@ -49,7 +50,7 @@ def show_long_compare(source: tuple, label: str | None) -> None:
         with st.spinner(tr("computing")):
             sim = long_similarity(source, layer)
     except ValueError:  # past its work bound: say which, draw nothing
-        from attention_core.longstats import SIMILARITY_WORK
+        from attention_core.long.stats import SIMILARITY_WORK
 
         st.subheader(tr("compare_sim_header"), help=tr("compare_sim_help"))
         st.info(tr("compare_long_sim_bound", heads=heads, n=subject.n, work=SIMILARITY_WORK))

@@ -1,5 +1,5 @@
 """What a long text held as attention maps is, whoever read it: its tokens and one
-`longmap.AttentionMap` per layer. A module of its own so that the app can name it without
+`long.map.AttentionMap` per layer. A module of its own so that the app can name it without
 loading torch (every other long module computes with it)."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from attention_core.longmap import AttentionMap
+    from attention_core.long.map import AttentionMap
 
 __all__ = ["MapsOfTokens"]
 
 
 class MapsOfTokens:
     """What every holder of a long text's `tokens` and its `maps` (one per layer) can say:
-    LongAnalysis here, pretrained.long's PretrainedLong, the app's LongSubject."""
+    long.run's LongAnalysis, long.pretrained's PretrainedLong, the app's LongSubject."""
 
     tokens: Sequence[object]
     maps: tuple[AttentionMap, ...]

@@ -1,29 +1,49 @@
 """A real model's self-attention layers, found by name, and the hooks that read them:
-the machinery that value norms, the neuron view and ablation share.
+the machinery that value norms, the neuron view, ablation (attention_core.lens) and a long
+text through a real model (long.pretrained) share; `queries_keys` rebuilds one layer's
+queries and keys as its scores use them.
 
 Hooks are registered on the model the app shares between sessions, so each one acts
-only in the thread that registered it (`_this_thread_only`) and is removed on exit
-(`_hooks`).
+only in the thread that registered it (`this_thread_only`) and is removed on exit
+(`temporary_hooks`).
 
 Shape legend: L layers, H heads, n tokens, D head size, C model width, B batch.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from attention_core.limits import MAX_TEXT_CHARS
+from attention_core.pretrained.forward import encode
+
 if TYPE_CHECKING:
     import torch
 
-    from attention_core.pretrained import LoadedModel
+    from attention_core.pretrained.load import LoadedModel
+
+__all__ = [
+    "AttentionLayer",
+    "attention_layers",
+    "calls_during",
+    "layer_calls",
+    "layer_inputs",
+    "layers_and_heads",
+    "model_inputs",
+    "project_heads",
+    "queries_keys",
+    "temporary_hooks",
+    "this_thread_only",
+]
 
 
 @dataclass(frozen=True)
-class _Layer:
+class AttentionLayer:
     """One self-attention layer's projections, as y = x @ weight.T + bias (weights (out, in))."""
 
     module: Any  # receives the layer's hidden states (its input is captured by a hook)
@@ -49,7 +69,7 @@ def _linear(module: Any) -> tuple[Any, Any]:
     return module.weight, module.bias
 
 
-def _layers(model: Any) -> list[_Layer]:
+def attention_layers(model: Any) -> list[AttentionLayer]:
     """The self-attention layers of a BERT-like, GPT-2-like or BART/Llama-like model, or of
     the project's own (the trained reader's `MultiHeadAttention`), in order.
 
@@ -68,7 +88,7 @@ def _layers(model: Any) -> list[_Layer]:
         )
     heads = int(getattr(config, "num_attention_heads", 0) or getattr(config, "n_head", 0))
     modules = dict(model.named_modules())
-    layers: list[_Layer] = []
+    layers: list[AttentionLayer] = []
     for name, mod in modules.items():
         parts: tuple[Any, ...] | None = None
         own = all(hasattr(mod, a) for a in ("query_linear", "key_linear", "value_linear"))
@@ -115,7 +135,9 @@ def _layers(model: Any) -> list[_Layer]:
         scaling = 1.0 / mod.scale if own else getattr(mod, "scaling", None)  # own: ÷√D
         if scaling is None:  # GPT-2 divides by √D unless told not to
             scaling = d**-0.5 if getattr(mod, "scale_attn_weights", True) else 1.0
-        layers.append(_Layer(mod, out_module, wq, bq, wk, bk, wv, bv, wo, h, d, float(scaling), kv))
+        layers.append(
+            AttentionLayer(mod, out_module, wq, bq, wk, bk, wv, bv, wo, h, d, float(scaling), kv)
+        )
     if not layers:
         raise ValueError(
             f"no self-attention layers this lens understands in a {type(model).__name__}"
@@ -124,7 +146,7 @@ def _layers(model: Any) -> list[_Layer]:
 
 
 @contextmanager
-def _hooks(handles: list[Any]) -> Iterator[None]:
+def temporary_hooks(handles: list[Any]) -> Iterator[None]:
     try:
         yield
     finally:
@@ -132,7 +154,7 @@ def _hooks(handles: list[Any]) -> Iterator[None]:
             handle.remove()
 
 
-def _this_thread_only(hook: Callable[..., Any]) -> Callable[..., Any]:
+def this_thread_only(hook: Callable[..., Any]) -> Callable[..., Any]:
     """The app shares one model between sessions (threads): a hook registered by one
     thread must leave the others' forward passes alone."""
     owner = threading.get_ident()
@@ -143,22 +165,21 @@ def _this_thread_only(hook: Callable[..., Any]) -> Callable[..., Any]:
     return guarded
 
 
-def _inputs(loaded: LoadedModel, text: str, max_tokens: int) -> dict[str, torch.Tensor]:
+def model_inputs(loaded: LoadedModel, text: str, max_tokens: int) -> dict[str, torch.Tensor]:
     """`text` encoded exactly as pretrained.run_model encodes it, as (1, n) tensors."""
     import torch
 
-    from attention_core.limits import MAX_TEXT_CHARS
-    from attention_core.pretrained import _encode
-
     limit = min(max_tokens, loaded.max_length)
-    enc, _ = _encode(loaded.tokenizer, text[:MAX_TEXT_CHARS], limit=limit)
+    enc, _ = encode(loaded.tokenizer, text[:MAX_TEXT_CHARS], limit=limit)
     if not enc["input_ids"]:
         raise ValueError("the text gives no tokens for this model")
     names = getattr(loaded.tokenizer, "model_input_names", ["input_ids", "attention_mask"])
     return {k: torch.tensor([enc[k]]) for k in names if k in enc}  # each (1, n)
 
 
-def _calls(layers: list[_Layer], run: Callable[[], Any]) -> list[tuple[tuple, dict[str, Any]]]:
+def calls_during(
+    layers: list[AttentionLayer], run: Callable[[], Any]
+) -> list[tuple[tuple, dict[str, Any]]]:
     """Each layer's call during `run()` (one forward pass of the model that holds them): the
     positional and keyword arguments its module received, as the pass passed them (to be
     read, never changed). Hooked in this thread only, removed afterwards."""
@@ -173,34 +194,34 @@ def _calls(layers: list[_Layer], run: Callable[[], Any]) -> list[tuple[tuple, di
         return hook
 
     handles = [
-        layer.module.register_forward_pre_hook(_this_thread_only(keep(i)), with_kwargs=True)
+        layer.module.register_forward_pre_hook(this_thread_only(keep(i)), with_kwargs=True)
         for i, layer in enumerate(layers)
     ]
-    with _hooks(handles), torch.no_grad():
+    with temporary_hooks(handles), torch.no_grad():
         run()
     return [seen[i] for i in range(len(layers))]
 
 
-def _layer_calls(
+def layer_calls(
     loaded: LoadedModel, text: str, max_tokens: int
 ) -> list[tuple[torch.Tensor, dict[str, Any]]]:
     """Each self-attention layer's call in one forward pass: its input hidden states (n, C)
     and the keyword arguments the model passed it (a decoder's `position_embeddings`, the
     rotary cos and sin; its `attention_mask`, causal or a sliding window)."""
-    inputs = _inputs(loaded, text, max_tokens)
-    calls = _calls(_layers(loaded.model), lambda: loaded.model(**inputs))
+    inputs = model_inputs(loaded, text, max_tokens)
+    calls = calls_during(attention_layers(loaded.model), lambda: loaded.model(**inputs))
     return [
         ((args[0] if args else kwargs["hidden_states"])[0].detach(), kwargs)  # (n, C)
         for args, kwargs in calls
     ]
 
 
-def _layer_inputs(loaded: LoadedModel, text: str, max_tokens: int) -> list[torch.Tensor]:
+def layer_inputs(loaded: LoadedModel, text: str, max_tokens: int) -> list[torch.Tensor]:
     """Each self-attention layer's input hidden states, (n, C) each, from one forward pass."""
-    return [x for x, _ in _layer_calls(loaded, text, max_tokens)]
+    return [x for x, _ in layer_calls(loaded, text, max_tokens)]
 
 
-def _project(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, h: int) -> torch.Tensor:
+def project_heads(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, h: int) -> torch.Tensor:
     """(n, C) → (H, n, D) through one projection."""
     y = x @ w.T  # (n, H·D)
     if b is not None:
@@ -209,7 +230,32 @@ def _project(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, h: int) -
     return y.view(n, h, -1).transpose(0, 1)  # (H, n, D)
 
 
-def _shape(loaded: LoadedModel) -> tuple[int, int]:
+def layers_and_heads(loaded: LoadedModel) -> tuple[int, int]:
     """(L, H): the self-attention layers, and the heads of the first."""
-    layers = _layers(loaded.model)
+    layers = attention_layers(loaded.model)
     return len(layers), layers[0].num_heads
+
+
+def queries_keys(
+    part: AttentionLayer, x: torch.Tensor, call: dict[str, Any]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every head's q (H, n, D) and every key/value head's k (KV, n, D) of one layer, as its
+    scores use them, from the layer's input x (n, C) and the keyword arguments the model
+    passed it (`call`): the projections, the per-head norms (Qwen3), the rotary positions."""
+    import torch
+
+    module = part.module
+    with torch.no_grad():
+        q = project_heads(x, part.wq, part.bq, part.num_heads)  # (H, n, D)
+        k = project_heads(x, part.wk, part.bk, part.num_kv_heads)  # (KV, n, D)
+        q_norm, k_norm = getattr(module, "q_norm", None), getattr(module, "k_norm", None)
+        q = q if q_norm is None else q_norm(q)  # per-head norms over D (Qwen3)
+        k = k if k_norm is None else k_norm(k)
+        rotary = call.get("position_embeddings")
+        if rotary is not None:  # the cos and sin the model passed this layer
+            apply = getattr(sys.modules[type(module).__module__], "apply_rotary_pos_emb", None)
+            if apply is None:
+                raise ValueError(f"{type(module).__name__}: rotary positions not understood")
+            q, k = apply(q[None], k[None], *rotary)  # (1, H, n, D), (1, KV, n, D)
+            q, k = q[0], k[0]
+    return q, k

@@ -1,4 +1,4 @@
-// The long map's axes (ui/longchart.js): which tokens of the view carry a label, by the rule
+// The long map's axes (ui/long/chart.js): which tokens of the view carry a label, by the rule
 // of attention_core/figures/layout.py (tick_plan) for the short heatmaps. A label needs
 // d.axes.pitch × its font size along its axis (one line of text, upright or flat), so an
 // axis of L px holds L / (pitch × font) labels; with more tokens in view only every step-th

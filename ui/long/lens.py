@@ -1,12 +1,12 @@
 """The Lens page on a text longer than MAX_TOKENS tokens, read by a model whose context is
-longer (issue 26): the views that scale to a long map, and for the others why not.
+longer: the views that scale to a long map, and for the others why not.
 
 - Where attention pools: every head's received attention over the text's positions (one
   layer at a time), and lens.sinks' share of attention on [CLS] / [SEP] / the first token /
-  punctuation for every layer × head (attention_core.longlens, from the maps: never n²).
+  punctuation for every layer × head (attention_core.long.lens, from the maps: never n²).
 - Rollout of one token: its attention rollout through every layer next to its last layer's
   row, over the whole text, and the keys it ends on.
-The computing is in attention_core.longlens; the caches in ui.cache_long.
+The computing is in attention_core.long.lens; the caches in ui.long.cache.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import streamlit as st
 
 from attention_core.lens import FLOW_MAX_TOKENS, SINK_KINDS
 from attention_core.limits import MAX_TOKENS
-from ui.cache_long import LongSubject, long_rollout, long_sinks
 from ui.charts import show_chart
-from ui.common import choose, md_escape, tr
-from ui.longview import long_cut_warning, row_input, subject_or_message
+from ui.common import choose, md_escape
+from ui.language import tr
+from ui.long.cache import LongSubject, long_rollout, long_sinks
+from ui.long.view import long_cut_warning, row_input, subject_or_message
 
 __all__ = ["show_long_lens"]
 
@@ -55,7 +56,7 @@ def show_long_lens(name: str, label: str, text: str) -> None:
 
 def _received(subject: LongSubject, source: tuple) -> None:
     from attention_core.figures.lens import plot_sinks
-    from attention_core.figures.longlens import plot_positions
+    from attention_core.figures.long_lens import plot_positions
 
     mass, present, got = long_sinks(source)  # (L, H) per kind, kinds present, (L, H, n)
     layer = choose(
@@ -96,8 +97,8 @@ def _received(subject: LongSubject, source: tuple) -> None:
 
 
 def _rollout(subject: LongSubject, source: tuple) -> None:
-    from attention_core.figures.longlens import plot_positions
-    from attention_core.longlens import top_keys
+    from attention_core.figures.long_lens import plot_positions
+    from attention_core.long.lens import top_keys
 
     n, labels = subject.n, subject.labels
     label, help_text = tr("lens_long_row_label"), tr("lens_long_row_help")

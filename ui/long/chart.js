@@ -1,13 +1,13 @@
-// The long map (ui/longchart.py): one Plotly heatmap per head, drawn from pooled tiles.
-// The page sends each head's overview tile; a zoom or pan asks ui/tiles.py's route for the
+// The long map (ui/long/chart.py): one Plotly heatmap per head, drawn from pooled tiles.
+// The page sends each head's overview tile; a zoom or pan asks ui/long/tiles.py's route for the
 // visible rectangle (one head, one fetch) and redraws that head with Plotly.react. Cells are
 // bricks between token edges (x, y: one more edge than cells), so a pooled cell covers
 // exactly the tokens it pools and an exact cell is one token wide. User text reaches Plotly
 // escaped by the server (figures.text.literal: `ticks`) and the token strip as textContent.
 
-// Put before this file by ui/longchart.py: plotlyLoaded(src) (ui/charts.py's
-// PLOTLY_LOADER_JS), the colours (ui/longchart_colours.js: colourOf, relativeOf, showBar) and
-// the axes (ui/longchart_axes.js: axesOf).
+// Put before this file by ui/long/chart.py: plotlyLoaded(src) (ui/charts.py's
+// PLOTLY_LOADER_JS), the colours (ui/long/chart_colours.js: colourOf, relativeOf, showBar) and
+// the axes (ui/long/chart_axes.js: axesOf).
 
 function decode(tile) {
   if (!tile.__z) tile.__z = decodeF32(tile.values); // (R × C)
@@ -113,7 +113,7 @@ function layoutOf(plot, tile, d) {
   return {
     width: plot.__side,
     height: axes.height,
-    // margins computed (longchart_axes.js): automargin would lay the chart out twice
+    // margins computed (chart_axes.js): automargin would lay the chart out twice
     // (~0.25 s a zoom, measured)
     margin: axes.margin,
     title: { text: title, font: { size: 12 } },

@@ -1,4 +1,4 @@
-"""Long attention maps (attention_core.longmap) kept for a server's sessions within a byte budget.
+"""Long attention maps (attention_core.long.map) kept for a server's sessions within a byte budget.
 
 A browser asks for tiles of a map long after the map was built; by then it may have been
 evicted (or the server restarted). Such a request gets None, never an exception, and the
@@ -16,7 +16,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from attention_core.limits import LONG_STORE_BYTES
-from attention_core.longmap import AttentionMap, Tile
+from attention_core.long.map import AttentionMap, Tile
 
 __all__ = ["MapStore"]
 

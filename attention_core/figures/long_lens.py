@@ -1,4 +1,4 @@
-"""Figures of the long lens (attention_core/longlens.py): values over a long text's positions,
+"""Figures of the long lens (attention_core/long/lens.py): values over a long text's positions,
 one line per series (a head's received attention, a query's rollout), from plain arrays.
 
 Lines, not heatmaps: 4 096 positions × a few series are a few hundred kB of JSON, drawn with

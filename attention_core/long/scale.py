@@ -3,7 +3,7 @@
 The short heatmaps (`attention_core.figures.scales`) colour a weight relative to its row's
 even share e_i = 1 / k_i, k_i the keys row i may attend to: n, or i + 1 for row i under a
 causal mask, whose later keys get no colour at all. A long map's cell is either one weight or
-a pooled block of rows × keys (`attention_core.longmap.Tile`); its relative value is:
+a pooled block of rows × keys (`attention_core.long.map.Tile`); its relative value is:
 
     exact   w_ij / e_i = w_ij · k_i, as on the short heatmaps.
     "mass", "mean"
@@ -17,7 +17,7 @@ a pooled block of rows × keys (`attention_core.longmap.Tile`); its relative val
             colour, as masked cells on the short heatmaps.
 
 A cell of an untrained head is near 1 (white) whatever its pooling, and a cell exactly 1 is
-attended exactly evenly. The browser (ui/longchart_colours.js) computes a cell's relative
+attended exactly evenly. The browser (ui/long/chart_colours.js) computes a cell's relative
 value from the cell itself (`relative_cells`: its value and `even_mass`, the same closed
 form), except a "max" cell of a causal map, whose rows' even shares differ: its weights are
 needed, so the tile route sends those cells (`sends_relative`, `relative_values`).
@@ -30,8 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from attention_core.figures.scales import colour_scale, colour_stops
-from attention_core.longblocks import row_blocks
-from attention_core.longmap import AttentionMap, Tile
+from attention_core.long.map import AttentionMap, Tile, row_blocks
 
 __all__ = [
     "colour_key",
@@ -99,7 +98,7 @@ def _causal_max(m: AttentionMap, tile: Tile) -> np.ndarray:
 
 def relative_cells(tile: Tile, n: int, *, causal: bool) -> np.ndarray:
     """(R, C) float32: `tile`'s cells relative to the even share of a map of n tokens, from
-    the tile alone (what ui/longchart_colours.js computes): Σ_cell w / Σ_cell e, with Σ_cell w
+    the tile alone (what ui/long/chart_colours.js computes): Σ_cell w / Σ_cell e, with Σ_cell w
     the cell's value times its size; a "max" cell of a map without a mask: n × its value (every
     row's even share is 1/n). A causal map's "max" cells need the weights: ValueError."""
     if tile.reduce == "max" and not tile.exact:
@@ -116,8 +115,9 @@ def relative_cells(tile: Tile, n: int, *, causal: bool) -> np.ndarray:
 
 
 def sends_relative(reduce: str, scale: str, *, causal: bool) -> bool:
-    """Whether a pooled tile's relative values travel with it (ui/tiles): a causal map's "max"
-    cells under the relative scale; the browser computes the others (`relative_cells`)."""
+    """Whether a pooled tile's relative values travel with it (ui/long/tiles.py): a causal
+    map's "max" cells under the relative scale; the browser computes the others
+    (`relative_cells`)."""
     return scale == "relative" and reduce == "max" and causal
 
 

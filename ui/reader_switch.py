@@ -14,7 +14,8 @@ import streamlit as st
 from attention_core.reader.card import head_facts
 from attention_core.settings import ModelSettings, Settings
 from ui.cache import sentence_same_word
-from ui.common import current_settings, md_escape, sidebar_settings, tr
+from ui.common import current_settings, md_escape, sidebar_settings
+from ui.language import tr
 
 __all__ = [
     "learned_section",

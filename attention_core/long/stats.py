@@ -1,6 +1,6 @@
-"""Per-head statistics of a long map (attention_core.longmap), streamed: what
+"""Per-head statistics of a long map (attention_core.long.map), streamed: what
 `attention_core.stats.head_stats` and `head_patterns` give for weights in hand, computed from
-an `AttentionMap` a block of rows at a time (`attention_core.longblocks.row_blocks`, at most
+an `AttentionMap` a block of rows at a time (`attention_core.long.map.row_blocks`, at most
 `scratch` floats of weights plus one scratch block), never a head's n × n weights at once.
 
 Every statistic is a sum over rows, or a maximum, so the blocks add up: row entropies
@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention_core.longblocks import row_blocks
-from attention_core.longmap import AttentionMap
+from attention_core.long.map import AttentionMap, row_blocks
 from attention_core.stats import HeadStats, patterns_of
 
 __all__ = ["SIMILARITY_WORK", "long_head_similarity", "long_head_stats", "long_head_summary"]

@@ -1,5 +1,5 @@
 """The long map's "What each head does": every head's statistics over all its weights,
-streamed (attention_core.longstats), in the exact heatmaps' words (ui/head_summary.py)."""
+streamed (attention_core.long.stats), in the exact heatmaps' words (ui/head_summary.py)."""
 
 from __future__ import annotations
 
@@ -8,19 +8,19 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from attention_core.tokenize import token_labels
-from ui.cache_long import long_stats
-from ui.common import tr
 from ui.head_summary import show_head_summary
+from ui.language import tr
+from ui.long.cache import long_stats
 
 if TYPE_CHECKING:
-    from ui.cache_long import LongSubject
+    from ui.long.cache import LongSubject
 
 __all__ = ["show_long_stats"]
 
 
 def show_long_stats(subject: LongSubject, source: tuple, layer: int) -> None:
     """Each head's pattern and statistics in layer `layer` of `subject`
-    (`ui.cache_long.long_subject(source)`): ~0.1 s a head at 4 096 tokens, once per text."""
+    (`ui.long.cache.long_subject(source)`): ~0.1 s a head at 4 096 tokens, once per text."""
     with st.spinner(tr("computing")):
         stats, patterns = long_stats(source, layer)
     titles = [tr("head_title", i=h) for h in range(subject.num_heads)]

@@ -1,10 +1,10 @@
-"""Minimal pairs of long texts (issue 26): two prompts longer than MAX_TOKENS tokens that differ
+"""Minimal pairs of long texts: two prompts longer than MAX_TOKENS tokens that differ
 in a few places, through a model whose context is longer — which heads change where one
 token looks (every layer × head ranked, as for short sentences), and that head's two rows
 over the whole text (lines over the shared tokens' positions, log scale).
 
-Each text is a long subject of its own (ui/cache_long.py: one map per layer); the rows are
-read exactly from the maps (attention_core.longlens.long_row_change).
+Each text is a long subject of its own (ui/long/cache.py: one map per layer); the rows are
+read exactly from the maps (attention_core.long.lens.long_row_change).
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_core.limits import MAX_TOKENS
-from ui.cache_long import LongSubject, long_pair
 from ui.charts import show_chart
-from ui.common import choose, md_escape, tr
-from ui.longview import long_cut_warning, row_input, subject_or_message
+from ui.common import choose, md_escape
+from ui.language import tr
+from ui.long.cache import LongSubject, long_pair
+from ui.long.view import long_cut_warning, row_input, subject_or_message
 
 __all__ = ["show_long_pairs"]
 
@@ -23,7 +24,7 @@ __all__ = ["show_long_pairs"]
 def show_long_pairs(name: str, label: str, text_a: str, text_b: str) -> None:
     """The long minimal pair `text_a` / `text_b` through the model `name` (named `label`)."""
     from attention_core.figures.lens import plot_effect_grid
-    from attention_core.figures.longlens import plot_positions
+    from attention_core.figures.long_lens import plot_positions
 
     a = subject_or_message(("pretrained", name, text_a))
     b = subject_or_message(("pretrained", name, text_b))

@@ -28,7 +28,7 @@ row blocks holding at most `scratch` floats of weights (LONG_SCRATCH_FLOATS, 8 M
 result (a tile's cells, rollout's r × n rows): no call holds n² floats of a head, except
 `exact()` asked for the whole head, which returns what it is asked for. Tile requests out of
 range or empty return None, never raise (and so do requests for a map that is gone:
-`attention_core.longstore.MapStore`).
+`attention_core.long.store.MapStore`).
 
 Attention rollout (Abnar & Zuidema 2020, "Quantifying Attention Flow in Transformers", as in
 `attention_core.lens.combine.rollout`): R = Ã_L ⋯ Ã_1, Ã = 0.5·I + 0.5·mean_h A, rows
@@ -48,16 +48,16 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from attention_core.limits import LONG_SCRATCH_FLOATS, MAX_LONG_TOKENS, MAX_TILE_SIZE, MAX_TOKENS
+from attention_core.limits import LONG_SCRATCH_FLOATS, MAX_LONG_TOKENS, MAX_TILE_SIZE
 
-__all__ = ["REDUCES", "AttentionMap", "Tile", "block_aggregate", "rollout_full", "rollout_rows"]
+__all__ = ["REDUCES", "AttentionMap", "Tile", "as_map", "block_aggregate", "row_blocks"]
 
 REDUCES = ("mean", "max", "mass")
 
@@ -267,7 +267,7 @@ class AttentionMap:
         return acc
 
     @torch.no_grad()
-    def _propagate(self, v: Tensor, alpha: float, head_reduce: str) -> Tensor:
+    def propagate(self, v: Tensor, alpha: float, head_reduce: str) -> Tensor:
         """v·Ã for Ã = alpha·I + (1 − alpha)·A, A the heads' mean (or max), rows renormalised:
         (r, n) → (r, n). Only the rows of Ã where v is non-zero are computed."""
         out = torch.zeros_like(v)  # (r, n)
@@ -306,7 +306,7 @@ def block_aggregate(
     keys ("mass"), so every row sums to 1, causal maps included. `source`: an AttentionMap
     (streamed), or weights (H, n, n) or (n, n).
     """
-    m = _as_map(source)
+    m = as_map(source)
     if not _is_index(head, m.num_heads):
         raise ValueError(f"head must be an integer in 0..{m.num_heads - 1}, got {head!r}")
     edges = [int(b) for b in boundaries]
@@ -320,53 +320,23 @@ def block_aggregate(
     return m._pool(head, e, e, "mass").astype(np.float32)  # (S, S)
 
 
-def rollout_rows(
-    layers: Sequence[AttentionMap | np.ndarray | Tensor],
-    rows: Sequence[int] | np.ndarray,
-    *,
-    add_residual: bool = True,
-    head_reduce: str = "mean",
-) -> np.ndarray:
-    """Rows `rows` of attention rollout after the last layer: (r, n) float32, every row sums
-    to 1. `layers` first to last, each an AttentionMap or weights (H, n, n). Ã_l is
-    0.5·I + 0.5·A_l (A_l without `add_residual`), A_l the heads' mean ("mean") or max ("max"),
-    rows renormalised; rollout R = Ã_L ⋯ Ã_1 (lens.combine.rollout's last layer)."""
-    maps = [_as_map(x) for x in layers]
-    if not maps:
-        raise ValueError("rollout needs at least one layer")
-    n = maps[0].n
-    if any(m.n != n for m in maps):
-        raise ValueError(f"every layer must have the same n, got {[m.n for m in maps]}")
-    if head_reduce not in ("mean", "max"):
-        raise ValueError(f"head_reduce must be 'mean' or 'max', got {head_reduce!r}")
-    idx = np.asarray(rows)
-    idx = idx.astype(np.int64) if idx.size == 0 else idx  # [] reads as float64
-    if idx.ndim != 1 or idx.dtype.kind not in "iu" or ((idx < 0) | (idx >= n)).any():
-        raise ValueError(f"rows must be a list of token indices in 0..{n - 1}, got {rows!r}")
-    v = torch.zeros(len(idx), n)  # (r, n): one-hot rows, carried back through the layers
-    v[torch.arange(len(idx)), torch.from_numpy(idx.astype(np.int64))] = 1.0
-    alpha = 0.5 if add_residual else 0.0
-    for m in reversed(maps):
-        v = m._propagate(v, alpha, head_reduce)
-    return v.numpy()
+def row_blocks(
+    m: AttentionMap, head: int, rows: tuple[int, int], cols: tuple[int, int]
+) -> Iterator[tuple[int, int, np.ndarray]]:
+    """`head`'s exact weights over rows × cols ((start, stop) each) of `m`, block by block:
+    yields (a, hi, w), w (b, k) float32 the weights of rows [a, a + b) on keys [c0, hi),
+    k = hi − c0. Blocks with no key (above a causal diagonal) are skipped."""
+    (r0, r1), (c0, c1) = rows, cols
+    step = max(1, m.scratch // max(1, c1 - c0))  # rows a block holds within scratch floats
+    for a in range(r0, r1, step):
+        b = min(r1, a + step)
+        hi = min(c1, b) if m.causal else c1  # causal: keys ≥ b are 0 for these rows
+        if hi > c0:
+            yield a, hi, m.exact(head, slice(a, b), slice(c0, hi))  # (b − a, hi − c0)
 
 
-def rollout_full(
-    layers: Sequence[AttentionMap | np.ndarray | Tensor],
-    *,
-    add_residual: bool = True,
-    head_reduce: str = "mean",
-) -> np.ndarray:
-    """Every row of `rollout_rows`: (n, n), for n ≤ MAX_TOKENS only (it costs H·n³ a layer)."""
-    maps = [_as_map(x) for x in layers]
-    n = maps[0].n if maps else 0
-    if n > MAX_TOKENS:
-        raise ValueError(f"rollout_full takes n ≤ {MAX_TOKENS}, got {n}: use rollout_rows")
-    rows = np.arange(n)
-    return rollout_rows(maps, rows, add_residual=add_residual, head_reduce=head_reduce)
-
-
-def _as_map(x: AttentionMap | np.ndarray | Tensor) -> AttentionMap:
+def as_map(x: AttentionMap | np.ndarray | Tensor) -> AttentionMap:
+    """`x` itself if it is a map, else weights (H, n, n) or (n, n) as one."""
     return x if isinstance(x, AttentionMap) else AttentionMap.from_weights(x)
 
 

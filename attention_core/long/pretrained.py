@@ -1,11 +1,11 @@
 """A real model on a long text (up to its own context, at most MAX_LONG_TOKENS): every layer's
-attention as an `AttentionMap` (attention_core.longmap), never as (L, H, n, n) weights.
+attention as an `AttentionMap` (attention_core.long.map), never as (L, H, n, n) weights.
 
 `run_model` returns every weight: at 4 096 tokens a 6-layer × 12-head model's are 4.8 GB.
 `run_model_long` runs the model once (its base model: no language-model head, whose logits
 alone would be n × vocabulary floats) and, as each self-attention layer is called, rebuilds
 that layer's queries and keys from its input the way its scores are made
-(`lens.neuron.queries_keys`: projections, per-head norms, rotary positions; the shared key
+(`pretrained.parts.queries_keys`: projections, per-head norms, rotary positions; the shared key
 head of each query head under grouped-query attention), and keeps them as a map. Any
 rectangle of weights is then exact on demand.
 
@@ -44,10 +44,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from attention_core.limits import EXACT, MAX_LONG_TOKENS, MAX_TEXT_CHARS, ROW_SUM_TOLERANCE
-from attention_core.longmap import AttentionMap
-from attention_core.longtext import MapsOfTokens
-from attention_core.pretrained.forward import _encode_counted, _stack
+from attention_core.long.map import AttentionMap
+from attention_core.long.run import check_length
+from attention_core.long.text import MapsOfTokens
+from attention_core.pretrained.forward import encode_counted, stack_layers
 from attention_core.pretrained.load import LoadedModel
+from attention_core.pretrained.parts import (
+    attention_layers,
+    queries_keys,
+    temporary_hooks,
+    this_thread_only,
+)
 from attention_core.pretrained.run import cut_reason
 from attention_core.tokenize import Token
 
@@ -82,7 +89,7 @@ class PretrainedLong(MapsOfTokens):
 
     @property
     def spans(self) -> list[Token]:
-        """The tokens as `tokenize.Token`s over `text` (what longrun's find_rows and
+        """The tokens as `tokenize.Token`s over `text` (what long.run's find_rows and
         block_starts read): the model's token as the piece; a special token (or one without an
         offset) an empty span where the previous token ended, so spans never go backwards."""
         out: list[Token] = []
@@ -105,8 +112,6 @@ def run_model_long(
     characters, LongRefused when the maps cannot be the model's own, ValueError otherwise."""
     import torch
 
-    from attention_core.longrun import check_length
-
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
     check_length(text)
@@ -118,7 +123,7 @@ def run_model_long(
         raise ValueError(f"max_tokens must be in 2..{MAX_LONG_TOKENS}, got {max_tokens}")
     limit = min(max_tokens, loaded.max_length)
     cut, chars_cut = text[:MAX_TEXT_CHARS], len(text) > MAX_TEXT_CHARS
-    enc, total = _encode_counted(loaded.tokenizer, cut, limit=limit)
+    enc, total = encode_counted(loaded.tokenizer, cut, limit=limit)
     ids: list[int] = list(enc["input_ids"])
     if not ids or all(enc.get("special_tokens_mask", [0] * len(ids))):
         raise ValueError("the text gives no tokens for this model")
@@ -156,10 +161,8 @@ def _maps(
     kept). Returns the maps and whether they are causal."""
     import torch
 
-    from attention_core.lens.model_parts import _hooks, _layers, _this_thread_only
-
     model = _twin(loaded)
-    layers = _layers(model)
+    layers = attention_layers(model)
     built: dict[int, tuple[AttentionMap, bool]] = {}
 
     def build(index: int) -> Any:
@@ -170,12 +173,12 @@ def _maps(
         return hook
 
     handles = [
-        layer.module.register_forward_pre_hook(_this_thread_only(build(i)), with_kwargs=True)
+        layer.module.register_forward_pre_hook(this_thread_only(build(i)), with_kwargs=True)
         for i, layer in enumerate(layers)
     ]
     base = getattr(model, "base_model", model)  # no LM head: n × vocab logits
     options = {"use_cache": False} if loaded.family == "decoder" else {}
-    with _hooks(handles), torch.no_grad():
+    with temporary_hooks(handles), torch.no_grad():
         base(**inputs, **options)
     if len(built) != len(layers):
         raise LongRefused("not every self-attention layer was called on the text")
@@ -209,7 +212,6 @@ def _twin(loaded: LoadedModel) -> Any:
 
 def _layer_map(part: Any, index: int, x: torch.Tensor, call: dict[str, Any]) -> tuple[Any, bool]:
     """One layer's map from its input x (n, C) and the model's keyword arguments."""
-    from attention_core.lens.neuron import queries_keys
 
     if getattr(part.module, "attn_logit_softcapping", None):
         raise LongRefused(f"layer {index} soft-caps its scores (tanh): not softmax(q·kᵀ·scale)")
@@ -252,7 +254,8 @@ def _check_rebuilds(loaded: LoadedModel, inputs: dict[str, torch.Tensor]) -> Non
     import torch
 
     with torch.no_grad():
-        own = _stack(loaded.model(**inputs, output_attentions=True).attentions)  # (L, H, m, m)
+        outputs = loaded.model(**inputs, output_attentions=True)
+        own = stack_layers(outputs.attentions)  # (L, H, m, m)
     maps, _ = _maps(loaded, inputs)
     dtype = next(loaded.model.parameters()).dtype
     tolerance = EXACT if dtype == torch.float32 else ROW_SUM_TOLERANCE

@@ -1,6 +1,6 @@
-// The long map's colours (ui/longchart.js): the app's three colour scales, as
-// attention_core.longscale defines them for exact and pooled cells. `d.scale` is
-// longscale.colour_key(kind): colour stops, the top of the colour limits (null: per head,
+// The long map's colours (ui/long/chart.js): the app's three colour scales, as
+// attention_core.long.scale defines them for exact and pooled cells. `d.scale` is
+// long.scale.colour_key(kind): colour stops, the top of the colour limits (null: per head,
 // the largest value in view), the colour bar's ticks (fractions) and their texts.
 
 // harm[x] = 1 + 1/2 + … + 1/x, once per map
@@ -14,7 +14,7 @@ function harmonic(d) {
 }
 
 // Σ of the even attention (row i: 1/k_i on each key it may see) over rows [a, b) × keys
-// [c, e): longscale.even_mass's closed form, the same arithmetic in float64.
+// [c, e): long.scale.even_mass's closed form, the same arithmetic in float64.
 function evenMass(d, a, b, c, e) {
   if (!d.causal) return ((b - a) * (e - c)) / d.n;
   const harm = harmonic(d);
@@ -30,7 +30,7 @@ function decodeF32(text) {
   return new Float32Array(bytes.buffer); // (R × C) row-major, little-endian
 }
 
-// (R × C) the tile's cells relative to an even share (longscale.relative_cells): sent by
+// (R × C) the tile's cells relative to an even share (long.scale.relative_cells): sent by
 // the server for a causal map's pooled "max" cells, computed here for the others; NaN: no
 // visible key.
 function relativeOf(tile, d) {

@@ -1,10 +1,10 @@
 """A text longer than MAX_TOKENS as a long map, a find box, and attention between sentences or
-paragraphs (issue 26): on the landing page (the untrained module) and on the pretrained page
+paragraphs: on the landing page (the untrained module) and on the pretrained page
 (a real model whose context is longer than MAX_TOKENS).
 
 Up to MAX_TOKENS the pages draw every weight as before. Above it, the text's first tokens (up
-to MAX_LONG_TOKENS, or the model's context) are a long map (ui/longchart.py over
-ui/tiles.py, fed by ui/cache_long.py), and the page says which bound cut the text
+to MAX_LONG_TOKENS, or the model's context) are a long map (ui/long/chart.py over
+ui/long/tiles.py, fed by ui/long/cache.py), and the page says which bound cut the text
 (characters: MAX_TEXT_CHARS; tokens: MAX_LONG_TOKENS; the model's own context). Whether a
 text is long is known from its token count alone, before any attention is computed.
 """
@@ -18,7 +18,10 @@ import streamlit as st
 from attention_core.limits import MAX_INPUT_CHARS, MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.settings import Settings
 from ui.cache import prepare_process
-from ui.cache_long import (
+from ui.charts import show_chart
+from ui.common import choose, colour_scale_choice, md_escape, seeded
+from ui.language import tr
+from ui.long.cache import (
     LongSubject,
     long_blocks,
     long_overview,
@@ -26,12 +29,10 @@ from ui.cache_long import (
     pretrained_token_count,
     token_count,
 )
-from ui.charts import show_chart
-from ui.common import choose, colour_scale_choice, md_escape, seeded, tr
-from ui.longchart import show_long_map
-from ui.longstats import show_long_stats
+from ui.long.chart import show_long_map
+from ui.long.stats import show_long_stats
+from ui.long.tiles import publish, store
 from ui.scale_notes import long_scale_caption
-from ui.tiles import publish, store
 
 if TYPE_CHECKING:  # transformers loads with the model, not with the page
     from attention_core.pretrained import LoadedModel
@@ -46,8 +47,8 @@ __all__ = [
     "subject_or_message",
 ]
 
-VIEWS = ("map", "sentence", "paragraph")  # the map, or longrun.BLOCKS aggregated
-REDUCES = ("mass", "max", "mean")  # longmap.REDUCES, the share first: rows sum to 1
+VIEWS = ("map", "sentence", "paragraph")  # the map, or long.run.BLOCKS aggregated
+REDUCES = ("mass", "max", "mean")  # long.map.REDUCES, the share first: rows sum to 1
 BLOCK_LABEL_CHARS = 24  # characters of a sentence shown as its label
 SURELY_SHORT = MAX_TOKENS // 4  # characters: fewer tokens than MAX_TOKENS whatever the tokenizer
 
@@ -92,7 +93,7 @@ def show_long_pretrained(name: str, label: str, text: str) -> None:
 
 def subject_or_message(source: tuple) -> LongSubject | None:
     """The long subject of `source`, or None after a message (a refusal says why)."""
-    from attention_core.pretrained import LongRefused
+    from attention_core.long.pretrained import LongRefused
 
     prepare_process()
     try:
@@ -175,7 +176,7 @@ def _show(subject: LongSubject, source: tuple, *, prefix: str, model: str | None
 
 
 def _map(subject: LongSubject, source: tuple, layer: int, *, prefix: str) -> None:
-    from attention_core.longrun import find_rows
+    from attention_core.long.run import find_rows
 
     reduce = choose(
         st.segmented_control,

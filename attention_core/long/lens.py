@@ -1,5 +1,5 @@
 """The engineer's lens on long texts: what attention_core.lens computes from (L, H, n, n)
-weights, computed from `AttentionMap`s (attention_core.longmap) without ever holding n² floats
+weights, computed from `AttentionMap`s (attention_core.long.map) without ever holding n² floats
 of a head.
 
 - `received`: the attention each key receives, averaged over the query rows, (n,) per head:
@@ -30,7 +30,8 @@ import numpy as np
 
 from attention_core.lens.minimal_pairs import RowChange, shared_tokens
 from attention_core.lens.sink_tokens import SINK_KINDS, sink_positions
-from attention_core.longmap import AttentionMap, rollout_rows
+from attention_core.long.map import AttentionMap
+from attention_core.long.rollout import rollout_rows
 
 __all__ = ["long_row_change", "received", "rollout_row", "sink_mass", "top_keys"]
 
@@ -63,7 +64,7 @@ def sink_mass(
 
 def rollout_row(maps: Sequence[AttentionMap], row: int) -> np.ndarray:
     """Query `row`'s attention rollout through every layer: (n,), summing to 1 — the row of
-    lens.rollout(...)[-1], carried backward through the maps (longmap.rollout_rows)."""
+    lens.rollout(...)[-1], carried backward through the maps (long.rollout.rollout_rows)."""
     return rollout_rows(maps, [row])[0].astype(np.float64)
 
 

@@ -2,10 +2,11 @@
 norm-weighted attention, ablation, head view and neuron view, each from the reader's own
 forward pass.
 
-The lens reads a model's attention layers through one interface, `model_parts._layers`,
-which finds the reader's `MultiHeadAttention`s as it finds a transformers model's query,
-key, value and output projections; norms, the neuron view and ablation then run the same
-code on both (`_head_value_norms`, `_rebuild`, `_knocked_out`). What differs is only how
+The lens reads a model's attention layers through one interface,
+`pretrained.parts.attention_layers`, which finds the reader's `MultiHeadAttention`s as it
+finds a transformers model's query, key, value and output projections; norms, the neuron
+view and ablation then run the same code on both (`head_value_norms`, `rebuild_view`,
+`knocked_out`). What differs is only how
 a sentence goes in (the reader's units after [BOS], cut at its context, not a tokenizer)
 and what comes out (next-unit logits, not hidden states), and that is this module:
 
@@ -34,11 +35,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attention_core.lens.ablation import _knocked_out
-from attention_core.lens.model_parts import _calls, _layers
-from attention_core.lens.neuron import NeuronView, _rebuild
-from attention_core.lens.norms import _head_value_norms, _times_norms
+from attention_core.lens.ablation import knocked_out
+from attention_core.lens.neuron import NeuronView, rebuild_view
+from attention_core.lens.norms import head_value_norms, times_norms
 from attention_core.limits import EXACT, MAX_TEXT_CHARS
+from attention_core.pretrained.parts import attention_layers, calls_during
 from attention_core.tokenize import Token, token_labels
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ def _forward(reader: Reader, ids: torch.Tensor) -> tuple[Any, list[Any], list[tu
 
     out: list[Any] = []
     with torch.no_grad():
-        calls = _calls(_layers(reader.model), lambda: out.extend(reader.model(ids)))
+        calls = calls_during(attention_layers(reader.model), lambda: out.extend(reader.model(ids)))
     logits, weights = out
     return logits, weights, calls
 
@@ -173,9 +174,9 @@ def reader_value_norms(reader: Reader, text: str) -> np.ndarray:
 
 def _norms(reader: Reader, calls: list[tuple]) -> np.ndarray:
     """‖f_h(x_j)‖ (L, H, n) from each layer's call in one forward pass (x: its args[0])."""
-    layers = _layers(reader.model)
+    layers = attention_layers(reader.model)
     return np.stack(
-        [_head_value_norms(a, args[0][0]) for a, (args, _) in zip(layers, calls, strict=True)]
+        [head_value_norms(a, args[0][0]) for a, (args, _) in zip(layers, calls, strict=True)]
     )  # (L, H, n)
 
 
@@ -185,7 +186,7 @@ def reader_norm_weighted(reader: Reader, text: str) -> np.ndarray:
     _, _, _, ids = _read(reader, text)
     _, weights, calls = _forward(reader, ids)
     attentions = np.stack([w[0].numpy() for w in weights])  # (L, H, n, n)
-    return _times_norms(attentions, _norms(reader, calls))
+    return times_norms(attentions, _norms(reader, calls))
 
 
 def reader_neuron_view(reader: Reader, text: str, layer: int, head: int) -> NeuronView:
@@ -193,13 +194,13 @@ def reader_neuron_view(reader: Reader, text: str, layer: int, head: int) -> Neur
     projections under its causal mask (see NeuronView: pass `causal=True` or rely on its
     mask). Every rebuilt row is checked against the weights of the same forward pass: above
     EXACT the view is refused (ValueError), never drawn with another number."""
-    layers = _layers(reader.model)
+    layers = attention_layers(reader.model)
     _check_layer_head(layer, head, len(layers), layers[0].num_heads)
     _, _, _, ids = _read(reader, text)
     _, weights, calls = _forward(reader, ids)
     args, kwargs = calls[layer]
     mask = args[1] if len(args) > 1 else kwargs.get("mask")  # (n, n) bool, True = may attend
-    view = _rebuild(layers[layer], args[0][0], {"attention_mask": mask}, head)  # x: (n, C)
+    view = rebuild_view(layers[layer], args[0][0], {"attention_mask": mask}, head)  # x: (n, C)
     own = weights[layer][0, head].double().numpy()  # (n, n)
     gap = max(view.gap(i, own[i]) for i in range(own.shape[0]))
     if not gap <= EXACT:
@@ -227,7 +228,7 @@ def _knocked_logits(reader: Reader, ids: torch.Tensor, masks: torch.Tensor) -> t
     """Logits (B, n, V) of B copies of `ids` (1, n), heads knocked out as `masks` says."""
     import torch
 
-    with _knocked_out(_layers(reader.model), masks), torch.no_grad():
+    with knocked_out(attention_layers(reader.model), masks), torch.no_grad():
         logits, _ = reader.model(ids.expand(masks.shape[0], -1))  # (B, n, V)
     return logits
 
@@ -258,7 +259,7 @@ def reader_ablate(reader: Reader, text: str, heads: Sequence[tuple[int, int]]) -
     heads: the logits are the model's own, to the bit."""
     import torch
 
-    layers = _layers(reader.model)
+    layers = attention_layers(reader.model)
     masks = _masks(len(layers), layers[0].num_heads, [heads])  # (1, L, H)
     _, _, _, ids = _read(reader, text)
     with torch.no_grad():
@@ -280,7 +281,7 @@ def reader_head_effects(
     """Knock out every head alone, in batches of copies of the sentence (row 0 of each
     batch untouched: the reference it is compared with), and measure the KL of the
     next-unit distributions and the sentence's loss (see ReaderEffects)."""
-    layers = _layers(reader.model)
+    layers = attention_layers(reader.model)
     L, H = len(layers), layers[0].num_heads
     _, _, _, ids = _read(reader, text)
     if batch_size is None:
