@@ -18,12 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from attention_core.limits import MAX_TOKENS
-from attention_core.pretrained.parts import (
-    AttentionLayer,
-    attention_layers,
-    layer_calls,
-    queries_keys,
-)
+from attention_core.pretrained.parts import AttentionLayer, attention_layers, layer_calls
+from attention_core.pretrained.rebuild import queries_keys, score_bias
 
 if TYPE_CHECKING:
     import torch
@@ -42,6 +38,7 @@ class NeuronView:
     scaling: float
     mask: np.ndarray | None = None  # (n, n) added to the scores: 0 or -inf (the model's)
     softcap: float | None = None  # scores → softcap · tanh(scores / softcap) (Gemma 2)
+    bias: np.ndarray | None = None  # (n,) added to the scaled scores, per key (ALiBi: BLOOM)
     kv_head: int | None = None  # the shared key/value head under grouped-query attention
 
     def products(self, query: int) -> np.ndarray:
@@ -51,7 +48,8 @@ class NeuronView:
         return self.products(query).sum(axis=-1)  # (n,)
 
     def scaled_scores(self, query: int) -> np.ndarray:
-        return self.raw_scores(query) * self.scaling  # (n,)
+        scaled = self.raw_scores(query) * self.scaling  # (n,)
+        return scaled if self.bias is None else scaled + self.bias
 
     def weights(self, query: int, *, causal: bool = False) -> np.ndarray:
         s = self.scaled_scores(query).astype(np.float64)
@@ -116,11 +114,13 @@ def rebuild_view(
     q, k = queries_keys(part, x, call)  # (H, n, D), (KV, n, D)
     kv = part.kv_head(head)
     softcap = getattr(part.module, "attn_logit_softcapping", None)
+    bias = score_bias(part, call, x.shape[0])  # (H, n) or None
     return NeuronView(
         q=q[head].double().numpy(),
         k=k[kv].double().numpy(),
         scaling=part.scaling,
         mask=_mask(call.get("attention_mask"), x.shape[0]),
         softcap=float(softcap) if softcap else None,
+        bias=None if bias is None else bias[head].double().numpy(),
         kv_head=kv if part.num_kv_heads != part.num_heads else None,
     )
