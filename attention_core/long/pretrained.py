@@ -235,7 +235,7 @@ def _mask_kind(mask: object, n: int, index: int, module: Any) -> bool:
     if m.dtype == torch.bool:  # True = may attend
         allowed, bias = m, None
     else:
-        allowed = m > torch.finfo(torch.float32).min / 2
+        allowed = m > torch.finfo(m.dtype).min / 2  # masked: the mask's dtype's lowest number
         bias = m.masked_fill(~allowed, 0)
     if bias is not None and bool(bias.any()):
         raise LongRefused(f"layer {index} adds a bias to its scores: not softmax(q·kᵀ·scale)")
