@@ -33,8 +33,9 @@ EXACT = 1e-5  # a difference below this is floating-point rounding, not a real c
 # returns no weights (SDPA, flash) sums to 0
 ROW_SUM_TOLERANCE = 1e-2
 # a rebuilt weight of a bfloat16 / float16 model (rebuilt in float32) against the model's own:
-# its softmax keeps ~3 significant digits (bfloat16: 8 bits of mantissa)
-HALF_TOLERANCE = 1e-2
+# its projections, norms and softmax each round to 8 (bfloat16) or 11 (float16) bits, and a
+# weight of 0.3 can then move by ~0.01-0.02 (measured on every family of pretrained.zoo)
+HALF_TOLERANCE = 3e-2
 
 # Long prompts (attention_core.long.map): maps kept as queries and keys, weights recomputed on
 # demand. The longest prompt a long map is built for. Memory grows with n, time with n²:

@@ -134,7 +134,12 @@ def refusal(part: AttentionLayer, call: dict[str, Any], gap: float, model: Any) 
             gap=gap,
             tolerance=HALF_TOLERANCE,
         )
-    unread = sorted(k for k, v in call.items() if k not in _UNDERSTOOD and v is not None)
+    n = next((v.shape[-2] for v in call.values() if hasattr(v, "ndim") and v.ndim == 3), 0)
+    unread = sorted(
+        k
+        for k, v in call.items()
+        if k not in _UNDERSTOOD and getattr(v, "ndim", 0) >= 3 and v.shape[-1] == n
+    )  # a tensor over the keys that the rebuild does not add: a bias of the scores?
     if unread:
         return RebuildRefused(
             f"{layer} is called with {', '.join(unread)}, which this view does not rebuild: "

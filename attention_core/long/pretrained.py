@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attention_core.limits import EXACT, MAX_LONG_TOKENS, MAX_TEXT_CHARS, ROW_SUM_TOLERANCE
+from attention_core.limits import EXACT, HALF_TOLERANCE, MAX_LONG_TOKENS, MAX_TEXT_CHARS
 from attention_core.long.map import AttentionMap
 from attention_core.long.run import check_length
 from attention_core.long.text import MapsOfTokens
@@ -260,7 +260,7 @@ def _check_rebuilds(loaded: LoadedModel, inputs: dict[str, torch.Tensor]) -> Non
         own = stack_layers(outputs.attentions)  # (L, H, m, m)
     maps, _ = _maps(loaded, inputs)
     dtype = next(loaded.model.parameters()).dtype
-    tolerance = EXACT if dtype == torch.float32 else ROW_SUM_TOLERANCE
+    tolerance = EXACT if dtype == torch.float32 else HALF_TOLERANCE
     for layer, amap in enumerate(maps):
         m = amap.n
         for head in range(amap.num_heads):

@@ -14,6 +14,8 @@ scores and sliding windows (Gemma 2), GPT-2's Conv1D, BERT and DistilBERT encode
 
 from __future__ import annotations
 
+import copy
+import functools
 from typing import Any
 
 __all__ = ["FAMILY_CONFIGS", "tiny_family"]
@@ -54,6 +56,16 @@ FAMILY_CONFIGS: dict[str, tuple[str, dict[str, Any], str]] = {
 }
 
 
+@functools.cache
+def _tokenizer() -> Any:
+    """The packaged MiniLM's WordPiece tokenizer, read from disk once."""
+    import transformers
+
+    from attention_core.resources import minilm_dir
+
+    return transformers.AutoTokenizer.from_pretrained(minilm_dir(), local_files_only=True)
+
+
 def tiny_family(
     family: str,
     *,
@@ -69,13 +81,11 @@ def tiny_family(
     import torch
     import transformers
 
-    from attention_core.resources import minilm_dir
-
     if family not in FAMILY_CONFIGS:
         raise ValueError(f"family must be one of {', '.join(FAMILY_CONFIGS)}, got {family!r}")
     if dtype not in ("float32", "bfloat16", "float16"):
         raise ValueError(f"dtype must be float32, bfloat16 or float16, got {dtype!r}")
-    tokenizer = transformers.AutoTokenizer.from_pretrained(minilm_dir(), local_files_only=True)
+    tokenizer = copy.copy(_tokenizer())  # its own model_max_length
     tokenizer.model_max_length = context
     name, settings, auto = FAMILY_CONFIGS[family]
     positions = "n_positions" if family == "gpt2" else "max_position_embeddings"
