@@ -10,7 +10,10 @@ MAX_TOKENS = 512
 # MiniLM (6 × 12 heads) at 512 tokens holds 75 MB; a 32 × 32-head model reaches it at 512.
 # Above MAX_TOKENS a run that could pass it is refused; `run_model_long` keeps maps instead.
 MAX_DENSE_FLOATS = 1 << 28
-MAX_TEXT_CHARS = 20_000  # characters tokenized at most; the rest is cut before tokenizing
+# characters tokenized at most; the rest is cut before tokenizing. 8 characters a token: the
+# longest text read (MAX_LONG_TOKENS) is cut by its tokens, not by this, in any language
+# (4 096 English words are ~25 000 characters; Chinese is 1-2 characters a token)
+MAX_TEXT_CHARS = 32_768
 # characters accepted at all: a longer text (a pasted book) is refused before anything is cut
 # or tokenized, with a message, rather than held in the session and silently cut to its start
 MAX_INPUT_CHARS = 200_000

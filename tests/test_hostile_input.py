@@ -106,20 +106,27 @@ def test_typed_text_gives_the_tokens_or_the_due_message(session_for, mode, name)
         chips = chips_markdown(at)
         assert all(md_escape(tok.label) in chips for tok in shown)
         assert not unescaped(chip_payload(chips), ACTIVE)
+    chars_cut = len(text) > MAX_TEXT_CHARS
+    tokens_cut = len(all_tokens) > MAX_LONG_TOKENS
     cut = t("text_cut", "en", limit=MAX_TEXT_CHARS)
-    assert (cut in warnings(at)) == (len(text) > MAX_TEXT_CHARS)
-    truncated = t("long_tokens_cut", "en", total=len(all_tokens), limit=MAX_LONG_TOKENS)
-    assert (truncated in warnings(at)) == (len(all_tokens) > MAX_LONG_TOKENS)
+    assert (cut in warnings(at)) == (chars_cut and not tokens_cut)  # else said in one sentence
+    count = (
+        t("long_count_chars", "en", chars=MAX_TEXT_CHARS, total=len(all_tokens))
+        if chars_cut
+        else t("long_count", "en", total=len(all_tokens))
+    )
+    truncated = t("long_tokens_cut", "en", count=count, limit=MAX_LONG_TOKENS)
+    assert (truncated in warnings(at)) == tokens_cut
 
 
-def test_long_text_finishes_in_zh_tw_with_both_warnings():
+def test_long_text_finishes_in_zh_tw_naming_both_bounds():
+    """Cut by its characters, then by its tokens: one sentence names both, and counts the
+    tokens of the characters read (not of the whole text)."""
     at = run_app({"text": TEXTS["long_100k"], "tokenizer": "char", "lang": "zh-TW", **SMALL})
     assert_healthy(at)
     total = len(tokenize(TEXTS["long_100k"][:MAX_TEXT_CHARS], "char"))
-    assert warnings(at) == [
-        t("text_cut", "zh-TW", limit=MAX_TEXT_CHARS),
-        t("long_tokens_cut", "zh-TW", total=total, limit=MAX_LONG_TOKENS),
-    ]
+    count = t("long_count_chars", "zh-TW", chars=MAX_TEXT_CHARS, total=total)
+    assert warnings(at) == [t("long_tokens_cut", "zh-TW", count=count, limit=MAX_LONG_TOKENS)]
 
 
 def test_a_bidi_override_cannot_flip_the_other_tokens_chips():

@@ -51,9 +51,9 @@ def test_4096_tokens_overview_and_an_exact_zoom_equal_to_the_model(monkeypatch) 
     monkeypatch.setattr("attention_core.pipeline.analyze", every_weight)
     at = run_app({**LONG, "causal": "true"})
     assert not at.exception and not at.error
-    assert t("long_tokens_cut", "en", total=5000, limit=MAX_LONG_TOKENS) in [
-        w.value for w in at.warning
-    ]
+    assert t(
+        "long_tokens_cut", "en", count=t("long_count", "en", total=5000), limit=MAX_LONG_TOKENS
+    ) in [w.value for w in at.warning]
     data = long_map(at)
     n = MAX_LONG_TOKENS
     assert data["n"] == n == len(data["labels"]) and data["reduce"] == "mass"

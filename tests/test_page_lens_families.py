@@ -51,9 +51,7 @@ def test_the_neuron_view_of_every_family_is_the_models_own(zoo: Path, family: st
     model = saved(family, zoo)
     at = lens_page(model, lens_view="neuron", lens_layer=1, lens_head=3, lens_query=5, lens_key=2)
     want = run_model(load_model(model), SENTENCE).attentions[1, 3, 5, 2]
-    assert f"for this pair: {want:.6f}. Rebuilt from q and k: {want:.6f}" in md_unescape(
-        texts(at)
-    )
+    assert f"for this pair: {want:.6f}. Rebuilt from q and k: {want:.6f}" in md_unescape(texts(at))
 
 
 @pytest.mark.parametrize("view", ["maps", "head", "ablation", "sinks"])

@@ -74,7 +74,10 @@ def test_4096_tokens_through_a_llama_are_a_long_map_equal_to_its_own_weights(lla
     at = page(llama)
     assert not at.error
     warnings = [w.value for w in at.warning]
-    assert t("long_tokens_cut", "en", total=4402, limit=MAX_LONG_TOKENS) in warnings
+    assert (
+        t("long_tokens_cut", "en", count=t("long_count", "en", total=4402), limit=MAX_LONG_TOKENS)
+        in warnings
+    )
     assert any("its context: 8192 tokens" in c.value for c in at.caption)
     data = long_map(at)
     assert (data["n"], data["layer"], len(data["overview"])) == (4096, 0, 4)

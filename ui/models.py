@@ -84,6 +84,10 @@ def cut_warning(name: str, result: PretrainedAttention, text: str) -> None:
         st.warning(
             tr("pretrained_cut_model", model=md_escape(model_label(name)), limit=result.limit)
         )
+    elif result.cut_by == "tokenizer":
+        st.warning(
+            tr("pretrained_cut_tokenizer", model=md_escape(model_label(name)), limit=result.limit)
+        )
     elif result.cut_by == "max_tokens":
         st.warning(tr("pretrained_cut_max_tokens", limit=result.limit))
 

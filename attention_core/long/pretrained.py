@@ -143,6 +143,7 @@ def run_model_long(
             tokens_cut=total > n,
             max_tokens=max_tokens,
             model_max=loaded.max_length,
+            tokenizer=loaded.cut_by_tokenizer,
         ),
         limit=limit,
         causal=causal,

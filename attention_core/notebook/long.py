@@ -27,7 +27,7 @@ import numpy as np
 
 from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.i18n import DEFAULT_LANG, t
-from attention_core.limits import MAX_LONG_TOKENS, MAX_TOKENS
+from attention_core.limits import MAX_LONG_TOKENS, MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.notebook.html import View, figure_body
 from attention_core.notebook.inputs import NotebookInputError
 from attention_core.notebook.neuron import as_loaded_model
@@ -86,7 +86,12 @@ def long_view(
         labels = [f"{i}:{run.tokens[i]}" for i in range(a, b)]
         title = t("nb_long_window", lang, layer=layer, n=n, a=a, b=b - 1)
     if run.cut_by is not None:  # a second line: the title is catalog text and numbers only
-        title += "<br>" + t("nb_long_cut", lang, total=run.total_tokens, limit=run.limit)
+        count = (
+            t("long_count_chars", lang, chars=MAX_TEXT_CHARS, total=run.total_tokens)
+            if run.text_cut
+            else t("long_count", lang, total=run.total_tokens)
+        )
+        title += "<br>" + t(f"nb_long_cut_{run.cut_by}", lang, count=count, limit=run.limit)
     grid = head_grid(weights, labels, head_title=t("head_title", lang, i="{i}"))
     # 0 → the largest value shown: pooled shares are ~block / n, far below 1
     top = max(float(weights.max()), 1e-9)

@@ -73,6 +73,14 @@ class LoadedModel:
     num_heads: int  # H
     max_length: int  # most tokens (special tokens included) the model accepts: its context
     family: str = "encoder"  # one of FAMILIES
+    # the tokenizer's own limit (model_max_length), when it says one and it is the smaller
+    # bound: a text cut there was cut by the tokenizer, not by the model's context
+    tokenizer_max: int | None = None
+
+    @property
+    def cut_by_tokenizer(self) -> bool:
+        """True when `max_length` is the tokenizer's limit, below the model's own context."""
+        return self.tokenizer_max is not None and self.tokenizer_max == self.max_length
 
 
 def _offline() -> bool:
@@ -185,16 +193,30 @@ def _max_length(model: Any, tokenizer: Any) -> int:
     """The most tokens the model accepts: its tokenizer's model_max_length and its position
     table, the smaller; MAX_LONG_TOKENS when neither is known. Not capped at MAX_TOKENS: that
     is the exact views' bound (`run_model`'s max_tokens), not the model's."""
+    tok_max, pos_max = _limits(model, tokenizer)
+    limits = [x for x in (tok_max, pos_max) if x is not None]
+    return min(limits) if limits else MAX_LONG_TOKENS
+
+
+def _limits(model: Any, tokenizer: Any) -> tuple[int | None, int | None]:
+    """(the tokenizer's model_max_length, the model's position table), each None when it is
+    not known."""
     # tokenizer.model_max_length is a huge sentinel (~1e30) when the tokenizer does not know;
     # the position-embedding table is the hard limit for absolute-position models.
-    limits = []
     tok_max = getattr(tokenizer, "model_max_length", None)
-    if isinstance(tok_max, int) and 0 < tok_max < 1_000_000:
-        limits.append(tok_max)
-    pos_max = getattr(model.config, "max_position_embeddings", None)
-    if isinstance(pos_max, int) and pos_max > 0:
-        limits.append(pos_max)
-    return min(limits) if limits else MAX_LONG_TOKENS
+    tok_max = tok_max if isinstance(tok_max, int) and 0 < tok_max < 1_000_000 else None
+    config = model.config
+    pos_max = getattr(config, "max_position_embeddings", None) or getattr(
+        config, "n_positions", None
+    )
+    return tok_max, pos_max if isinstance(pos_max, int) and pos_max > 0 else None
+
+
+def _tokenizer_max(model: Any, tokenizer: Any) -> int | None:
+    """The tokenizer's limit when it is below the model's own context (a generic tokenizer
+    paired with a long-context model): the bound that then cuts a text."""
+    tok_max, pos_max = _limits(model, tokenizer)
+    return tok_max if tok_max is not None and (pos_max is None or tok_max < pos_max) else None
 
 
 def _wrap(label: str, model: Any, tokenizer: Any) -> LoadedModel:
@@ -242,6 +264,7 @@ def _wrap(label: str, model: Any, tokenizer: Any) -> LoadedModel:
         num_heads=int(attentions.shape[1]),
         max_length=_max_length(model, tokenizer),
         family=_family(model, attentions),
+        tokenizer_max=_tokenizer_max(model, tokenizer),
     )
 
 

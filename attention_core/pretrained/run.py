@@ -100,7 +100,11 @@ def run_model(
         attentions=attentions,
         truncated=truncated or cut,
         cut_by=cut_reason(
-            chars_cut=cut, tokens_cut=truncated, max_tokens=max_tokens, model_max=loaded.max_length
+            chars_cut=cut,
+            tokens_cut=truncated,
+            max_tokens=max_tokens,
+            model_max=loaded.max_length,
+            tokenizer=loaded.cut_by_tokenizer,
         ),
         limit=limit,
         generated=[False] * (n - run.written) + [True] * run.written
@@ -114,11 +118,17 @@ def run_model(
     )
 
 
-def cut_reason(*, chars_cut: bool, tokens_cut: bool, max_tokens: int, model_max: int) -> str | None:
+def cut_reason(
+    *, chars_cut: bool, tokens_cut: bool, max_tokens: int, model_max: int, tokenizer: bool = False
+) -> str | None:
     """Which bound cut a text: the tokens' bound first (it is the one that bit last), named
-    "model" when the model's own context is the smaller of the two."""
+    "model" when the model's own context is the smaller of the two, "tokenizer" when that
+    smaller bound is the tokenizer's model_max_length (below the model's own context), else
+    "max_tokens" (the view's bound); "characters" when only MAX_TEXT_CHARS cut it."""
     if tokens_cut:
-        return "model" if model_max <= max_tokens else "max_tokens"
+        if model_max > max_tokens:
+            return "max_tokens"
+        return "tokenizer" if tokenizer else "model"
     return "characters" if chars_cut else None
 
 

@@ -119,17 +119,22 @@ def row_input(key: str, n: int, *, label: str, help: str) -> int:
 
 
 def long_cut_warning(subject: LongSubject, model: str | None) -> None:
-    """Which bounds cut the text, in words: its characters, then its tokens."""
-    if subject.text_cut:
+    """Which bounds cut the text, in words: its characters, then its tokens (one sentence
+    when both did: the tokens counted are those of the characters read)."""
+    if subject.cut_by == "characters":
         st.warning(tr("text_cut", limit=MAX_TEXT_CHARS))
+    if subject.text_cut:
+        count = tr("long_count_chars", chars=MAX_TEXT_CHARS, total=subject.total_tokens)
+    else:
+        count = tr("long_count", total=subject.total_tokens)
     if subject.cut_by == "max_tokens":
-        st.warning(tr("long_tokens_cut", total=subject.total_tokens, limit=subject.limit))
-    elif subject.cut_by == "model":
+        st.warning(tr("long_tokens_cut", count=count, limit=subject.limit))
+    elif subject.cut_by in ("model", "tokenizer"):
         st.warning(
             tr(
-                "long_model_cut",
+                f"long_{subject.cut_by}_cut",
                 model=md_escape(model or ""),
-                total=subject.total_tokens,
+                count=count,
                 limit=subject.limit,
             )
         )
