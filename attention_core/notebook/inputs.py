@@ -5,6 +5,12 @@ a model run with `output_attentions=True` and eager attention), an (L, H, n, n) 
 (H, n, n) array or tensor, or a list of (H, n, n) layers. `tokens` are the n token strings
 (`tokenizer.convert_ids_to_tokens(ids)`).
 
+With `prettify_tokens` (BertViz's default) the tokens read as text
+(`pooling.readable_tokens`): "Ġ" and "▁" are spaces, and the byte pieces a byte-level BPE
+tokenizer (GPT-2, Llama 3, Qwen) cuts a Chinese character into are one label, their
+attention pooled to it (rows still sum to 1); `prettify_tokens=False` keeps the pieces
+and the model's weights as they are.
+
 Nothing here guesses: a tensor whose shape does not match its tokens, NaN, negative
 weights or rows that do not sum to 1 (an SDPA model's empty attention) raise a
 `NotebookInputError` that says what to do.
@@ -22,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from attention_core.limits import ROW_SUM_TOLERANCE
+from attention_core.pooling import readable_tokens
 
 __all__ = ["Attention", "NotebookInputError", "as_attention", "prettify"]
 
@@ -51,6 +58,8 @@ class Attention:
     tokens: list[str]  # n: the queries' tokens
     layers: list[int]  # the model's own index of each of the L layers kept
     key_tokens: list[str] | None = None  # k: cross-attention's keys (the encoder's tokens)
+    # the pieces each token label is made of, where byte pieces were joined (`prettify`)
+    pieces: list[list[int]] | None = None
 
     @property
     def keys(self) -> list[str]:
@@ -172,10 +181,22 @@ def as_attention(
             high=float(sums.max()),
         )
     layers = _pick(L, include_layers, "layers")
-    kept = np.ascontiguousarray(weights[layers])  # (L', H, n, n)
-    if prettify_tokens:
-        labels, keys = prettify(labels), None if keys is None else prettify(keys)
-    return Attention(kept, labels, layers, keys)
+    kept = np.ascontiguousarray(weights[layers])  # (L', H, n, k)
+    if not prettify_tokens:
+        return Attention(kept, labels, layers, keys)
+    # the text the pieces make: a character cut into byte pieces is one label, its pieces'
+    # attention pooled to it (rows still sum to 1)
+    queries = readable_tokens(labels)
+    key_pieces = None if keys is None else readable_tokens(keys)
+    if queries.merged or (key_pieces is not None and key_pieces.merged):
+        kept = queries.pool(kept, key_pieces).astype(np.float32)  # (L', H, m, m_k)
+    return Attention(
+        kept,
+        queries.labels,
+        layers,
+        None if key_pieces is None else key_pieces.labels,
+        queries.groups if queries.merged else None,
+    )
 
 
 def _token_list(tokens: Sequence[str], n: int) -> list[str]:

@@ -154,6 +154,19 @@ def _every(parts: dict[str, Attention], every_weight: bool | None) -> bool:
     return size <= EVERY_WEIGHT_AUTO if every_weight is None else bool(every_weight)
 
 
+def _label_index(part: Attention, piece: int | None) -> int | None:
+    """BertViz's `sentence_b_start` (a piece index) as the index of the label holding that
+    piece, where byte pieces were joined; checked to leave both sentences a token."""
+    if piece is None:
+        return None
+    count = len(part.tokens) if part.pieces is None else sum(map(len, part.pieces))
+    if not 0 < int(piece) < count:
+        raise NotebookInputError(f"sentence_b_start must be in 1..{count - 1}, got {piece}")
+    if part.pieces is None:
+        return int(piece)
+    return next(i for i, run in enumerate(part.pieces) if int(piece) in run)
+
+
 def _options(names: Sequence[str], texts: Sequence[str], selected: int, css: str) -> str:
     """A <select> of escaped option texts with the given values."""
     options = "".join(
@@ -182,14 +195,11 @@ def head_view_body(
     hint = t("nb_every_weight_hint", lang, limit=f"{EVERY_WEIGHT_MAX:,}")
     payload_parts = []
     for part in parts.values():
-        L, H, n, _ = part.weights.shape
+        L, H = part.weights.shape[:2]
         on = list(range(H)) if heads is None else [int(h) for h in heads]
         if any(not 0 <= h < H for h in on):
             raise NotebookInputError(f"heads must be in 0..{H - 1}, got {list(heads or [])}")
-        if sentence_b_start is not None and not 0 < int(sentence_b_start) < n:
-            raise NotebookInputError(
-                f"sentence_b_start must be in 1..{n - 1}, got {sentence_b_start}"
-            )
+        b_start = _label_index(part, sentence_b_start)
         layers = [sparse_weights(part.weights[i], every_weight=every) for i in range(L)]
         notes = []
         for sparse in layers:
@@ -213,7 +223,7 @@ def head_view_body(
     payload = {
         **(payload_parts[0] if list(parts) == ["all"] else {"sections": payload_parts}),
         "scale": SCALE,
-        "b_start": None if sentence_b_start is None else int(sentence_b_start),
+        "b_start": b_start,
         "filename": "head-view",
         "text": {
             "svg": t("lens_head_view_svg", lang),
