@@ -258,9 +258,10 @@ def _byte_level_tokenizer(tokenizer: Any) -> bool:
         return True
     backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
     for part in ("decoder", "pre_tokenizer"):
-        component = getattr(backend, part, None)
-        if component is not None and b'"ByteLevel"' in component.__getstate__():
-            return True
+        component = getattr(backend, part, None)  # a slow tokenizer's `decoder` is a dict
+        if type(component).__module__.startswith("tokenizers"):
+            if b'"ByteLevel"' in component.__getstate__():  # its JSON, nested ones too
+                return True
     return False
 
 
