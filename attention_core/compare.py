@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from attention_core.pooling import ReadablePieces, readable_pieces
 from attention_core.settings import ModelSettings
 from attention_core.stats import STAT_NAMES, HeadStats, head_stats
 from attention_core.tokenize import token_labels
@@ -35,6 +36,7 @@ __all__ = [
     "layer_view",
     "most_focused_head",
     "pretrained_labels",
+    "readable_result",
     "same_tokens",
     "sort_heads",
     "stack_heads",
@@ -143,6 +145,50 @@ def untrained_attention(
     settings = replace(model or ModelSettings(), **fields)
     weights = forward([list(tokens)], settings).weights  # (1, H, n, n)
     return weights[0].numpy().astype(np.float32, copy=False)  # (H, n, n)
+
+
+def readable_result(result: PretrainedAttention, tokenizer: Any) -> PretrainedAttention:
+    """`result` as text: the byte pieces of a byte-level BPE tokenizer (GPT-2, Llama 3,
+    Qwen) joined into the characters they make, "Ġ"/"▁" as spaces, every attention pooled
+    to them (`pooling.readable_pieces`: keys summed, queries averaged, rows still sum to
+    1). `result` itself when no label joins pieces (BERT's WordPiece, most English)."""
+    ids = tokenizer.convert_tokens_to_ids(result.tokens)
+    text = readable_pieces(tokenizer, ids)  # the text's pieces (and what a decoder wrote)
+    written = None
+    if result.decoder_tokens is not None:
+        written = readable_pieces(tokenizer, tokenizer.convert_tokens_to_ids(result.decoder_tokens))
+    if not text.merged and not (written is not None and written.merged):
+        return replace(result, tokens=text.labels)
+
+    def spans(pieces: ReadablePieces) -> list[tuple[int, int]]:
+        out = []
+        for run in pieces.groups:
+            own = [result.offsets[i] for i in run if result.offsets[i][1] > result.offsets[i][0]]
+            out.append((min(a for a, _ in own), max(b for _, b in own)) if own else (0, 0))
+        return out
+
+    def any_of(flags: list[bool] | None) -> list[bool] | None:
+        return None if flags is None else [any(flags[i] for i in run) for run in text.groups]
+
+    changes: dict[str, Any] = {
+        "tokens": text.labels,
+        "offsets": spans(text),
+        "special": text.special,
+        "unknown": any_of(result.unknown),
+        "generated": any_of(result.generated),
+        "attentions": text.pool(result.attentions).astype(np.float32),  # (L, H, m, m)
+    }
+    if written is not None:
+        changes["decoder_tokens"] = written.labels
+        if result.decoder_attentions is not None:
+            changes["decoder_attentions"] = written.pool(result.decoder_attentions).astype(
+                np.float32
+            )
+        if result.cross_attentions is not None:
+            changes["cross_attentions"] = written.pool(result.cross_attentions, text).astype(
+                np.float32
+            )
+    return replace(result, **changes)
 
 
 def visible_tokens(result: PretrainedAttention, *, hide_special: bool = False) -> list[str]:

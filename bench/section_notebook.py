@@ -5,8 +5,9 @@ The cell is what a notebook user runs: `head_view(attention, tokens)` on one lay
 (1, H, n, n) weights (this project's module, as the bertviz section builds them), the
 view's HTML written to a file, that file opened in a fresh tab. The clock starts when the
 cell starts and stops when the view is painted plus two animation frames:
-- ours: n query and n key labels and H head switches drawn (`figures.headview`; its lines
-  appear on hover, timed separately: hover → every line of that token drawn);
+- ours: n query and n key labels, H head switches and the lines at open drawn
+  (`figures.headview`: every line, the OPEN_LINES strongest past that); hover, timed
+  separately: hover → only that token's lines left;
 - BertViz: the bertviz section's own clock and definition of painted (all H·n² lines),
   run in its child process with its deadline (`section_bertviz._bertviz`).
 Ours loads nothing from the network (requests other than file: are refused and counted).
@@ -31,7 +32,13 @@ EMBED_DIM = 192
 REPEATS = 3
 _PAINTED_JS = """([heads, n]) => document.querySelectorAll('text.hv-q').length === n
   && document.querySelectorAll('text.hv-k').length === n
-  && document.querySelectorAll('.hv-head').length === heads"""
+  && document.querySelectorAll('.hv-head').length === heads
+  && document.querySelectorAll('.hv-lines line').length > 0"""
+# after a hover, only the hovered query's lines remain
+_HOVERED_JS = """(i) => {
+  const lines = [...document.querySelectorAll('.hv-lines line')];
+  return lines.length > 0 && lines.every((l) => l.dataset.query === String(i));
+}"""
 _FRAMES_JS = """() => new Promise((done) =>
   requestAnimationFrame(() => requestAnimationFrame(() => done(true))))"""
 
@@ -69,7 +76,7 @@ def _ours(browser: Any, n: int, variant: int, scratch: Path) -> dict[str, float]
         painted = time.perf_counter() - start
         hover = time.perf_counter()
         page.locator("text.hv-q").nth(n // 2).hover()
-        page.wait_for_function("() => document.querySelectorAll('.hv-lines line').length > 0")
+        page.wait_for_function(_HOVERED_JS, arg=n // 2)
         page.evaluate(_FRAMES_JS)
         return {
             "seconds": painted,

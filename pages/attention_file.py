@@ -29,7 +29,7 @@ from ui.common import (
     md_escape,
     token_chips,
 )
-from ui.headview import show_head_view
+from ui.headview import every_weight_toggle, show_head_view
 from ui.language import tr
 from ui.maps import show_flow, show_rollout
 from ui.scale_notes import scale_caption
@@ -148,5 +148,7 @@ elif view == "flow":
 else:  # the head view of one layer
     layer = choose(st.select_slider, tr("lens_layer_label"), range(L), key="file_layer")
     st.caption(tr("lens_head_view_caption", layer=layer))
-    spec = head_view_data(weights[layer], tokens, [head_name.format(i=h) for h in range(H)])
+    every = every_weight_toggle(weights[layer].size, key="file_every_weight")
+    names = [head_name.format(i=h) for h in range(H)]
+    spec = head_view_data(weights[layer], tokens, names, every_weight=every)
     show_head_view(spec, key="file_head_view", filename=f"head-view-file-layer{layer}")

@@ -42,7 +42,7 @@ from ui.common import (
     md_escape,
     token_chips,
 )
-from ui.headview import show_head_view
+from ui.headview import every_weight_toggle, show_head_view
 from ui.language import tr
 from ui.lens_sources import SOURCES, effects_or_cancelled, subject
 from ui.long.lens import show_long_lens
@@ -231,7 +231,8 @@ try:
         layer = choose(st.select_slider, tr("lens_layer_label"), range(L), key="lens_layer")
         st.caption(tr("lens_head_view_caption", layer=layer))
         heads = [head_name.format(i=h) for h in range(H)]
-        spec = head_view_data(lensed.attentions[layer], lensed.tokens, heads)
+        every = every_weight_toggle(lensed.attentions[layer].size, key="lens_every_weight")
+        spec = head_view_data(lensed.attentions[layer], lensed.tokens, heads, every_weight=every)
         show_head_view(spec, key="lens_head_view", filename=f"head-view-layer{layer}")
 
     elif view == "neuron":

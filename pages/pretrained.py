@@ -22,6 +22,7 @@ from attention_core.compare import (
     layer_view,
     most_focused_head,
     pretrained_labels,
+    readable_result,
     visible_tokens,
 )
 from attention_core.export import download_name
@@ -122,7 +123,8 @@ if model.family == "decoder":
         key="pretrained_generate",
         help=tr("pretrained_generate_help"),
     )
-result = result_or_stop(name, settings.text, generate)
+pieces = result_or_stop(name, settings.text, generate)
+result = readable_result(pieces, model.tokenizer)  # byte pieces as the characters they make
 L, H = model.num_layers, model.num_heads
 n_special = sum(result.special)
 st.caption(
@@ -137,6 +139,8 @@ st.caption(
     + " · "
     + tr(f"pretrained_family_{model.family}")
 )
+if len(result.tokens) < len(pieces.tokens):
+    st.caption(tr("pretrained_readable_note", pieces=len(pieces.tokens), n=len(result.tokens)))
 if result.generated and any(result.generated):
     written = [t for t, g in zip(result.tokens, result.generated, strict=True) if g]
     st.caption(tr("pretrained_generated", tokens=md_escape(" ".join(written))))
@@ -161,7 +165,7 @@ token_chips(visible_tokens(result, hide_special=hide))
 for column, fmt in zip(st.columns(len(FORMATS)), FORMATS, strict=True):
     column.download_button(
         tr("pretrained_download", ext=fmt),
-        partial(attention_bytes, result.attentions, result.tokens, fmt),
+        partial(attention_bytes, pieces.attentions, pieces.tokens, fmt),
         file_name=download_name(settings.text, fmt, prefix="pretrained-attention"),
         help=tr("pretrained_download_help"),
         key=f"pretrained_download_{fmt}",

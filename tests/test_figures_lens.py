@@ -38,12 +38,12 @@ def test_head_view_data_sends_the_weights_a_line_is_drawn_for_and_colours_each_h
     w = np.array([[[0.123456, 0.876544], [1.0, 0.0]]] * 3)  # (3, 2, 2)
     data = head_view_data(w, ["a", HOSTILE], ["h0", "h1", "h2"])
     assert data["tokens"] == ["a", HOSTILE]  # drawn as text nodes by the component
-    # sparse: the weights a line is drawn for, as integers of 1/10 000 (0 is left out)
-    assert data["sparse"]["counts"] == [2, 1] * 3 and data["scale"] == 10_000
+    # sparse: the weights a line is drawn for, as integers of 1/100 000 (0 is left out)
+    assert data["sparse"]["counts"] == [2, 1] * 3 and data["scale"] == 100_000
     assert data["sparse"]["keys"][:3] == [0, 1, 0] and data["sparse"]["vals"][:3] == [
-        1235,
-        8765,
-        10_000,
+        12346,
+        87654,
+        100_000,
     ]
     assert [h["color"] for h in data["heads"]] == list(HEAD_COLORS[:3])
     with pytest.raises(ValueError, match="labels"):

@@ -14,7 +14,8 @@ and drawn by a thin `plot_*` function; arrays reach Plotly as float32. The data 
 text; each `plot_*` function escapes it once (`figures.text.literal`), so tokens are drawn
 as typed, not read as Plotly's markup.
 
-Shape legend: L layers, H heads, n tokens, t cells per panel side, b tokens per cell side.
+Shape legend: L layers, H heads, n tokens (k keys where they are not the n queries: cross-
+attention), t cells per panel side (u across), b tokens per cell side.
 """
 
 from __future__ import annotations
@@ -61,32 +62,33 @@ class ModelView:
     num_heads: int  # H
     cells: int  # t: cells per panel side
     block: int  # b: tokens per cell side (1 = every weight is shown)
-    tokens: int  # n: tokens per panel side before pooling (the "relative" scale's 1/n)
+    tokens: int  # n: keys per panel before pooling (the "relative" scale's 1/n)
     x: list[str]  # one unique label per column: "head h · key"
     y: list[str]  # one unique label per row: "layer l · query"
     x_ticks: list[str]  # the column label at the centre of each head's panels
     y_ticks: list[str]  # the row label at the centre of each layer's panels
     head_titles: list[str]
     layer_titles: list[str]
+    key_cells: int | None = None  # u: cells per panel across, where keys ≠ queries (cross)
 
     def panel(self, layer: int, head: int) -> np.ndarray:
-        """The (t, t) cells of one layer and head, read back from the tiles."""
-        step = self.cells + _GAP
-        r, c = layer * step, head * step
-        return self.tiles[r : r + self.cells, c : c + self.cells]
+        """The (t, u) cells of one layer and head, read back from the tiles."""
+        u = self.cells if self.key_cells is None else self.key_cells
+        r, c = layer * (self.cells + _GAP), head * (u + _GAP)
+        return self.tiles[r : r + self.cells, c : c + u]
 
 
 def _pool_max(w: np.ndarray, block: int) -> np.ndarray:
-    """(..., n, n) → (..., t, t) with t = ceil(n / b): the largest weight of each block."""
+    """(..., n, k) → (..., t, u) with t = ceil(n / b), u = ceil(k / b): the largest weight
+    of each block."""
     if block == 1:
         return w
-    n = w.shape[-1]
-    t = math.ceil(n / block)
-    pad = t * block - n
+    n, k = w.shape[-2:]
+    t, u = math.ceil(n / block), math.ceil(k / block)
     # zero padding cannot win a max: weights are >= 0
-    padded = np.pad(w, [(0, 0)] * (w.ndim - 2) + [(0, pad), (0, pad)])  # (..., t·b, t·b)
-    blocks = padded.reshape(*w.shape[:-2], t, block, t, block)  # (..., t, b, t, b)
-    return blocks.max(axis=(-3, -1))  # (..., t, t)
+    pad = [(0, 0)] * (w.ndim - 2) + [(0, t * block - n), (0, u * block - k)]
+    blocks = np.pad(w, pad).reshape(*w.shape[:-2], t, block, u, block)  # (..., t, b, u, b)
+    return blocks.max(axis=(-3, -1))  # (..., t, u)
 
 
 def _cell_names(labels: Sequence[str], n: int, block: int) -> list[str]:
@@ -108,33 +110,36 @@ def model_view(
     head_title: str = "head {i}",
     layer_ids: Sequence[int] | None = None,
     head_ids: Sequence[int] | None = None,
+    key_labels: Sequence[str] | None = None,
 ) -> ModelView:
     """(L, H, n, n) weights → one tiled matrix; panels pooled to at most `max_cells` a side.
 
     `labels` are the n `index:token` labels; pooled cells are labelled by their token range.
     `layer_ids` / `head_ids` name the panels when they are a choice of the model's layers
-    and heads (default 0 … L−1, 0 … H−1).
+    and heads (default 0 … L−1, 0 … H−1). `key_labels`: cross-attention (L, H, n, k),
+    whose k keys are not the n queries (an encoder-decoder's decoder → encoder).
     """
     w = np.asarray(attentions, dtype=np.float32)
-    if w.ndim != 4 or w.shape[-1] != w.shape[-2]:
+    if w.ndim != 4 or (key_labels is None and w.shape[-1] != w.shape[-2]):
         raise ValueError(f"attentions must have shape (L, H, n, n), got {w.shape}")
     if max_cells < 1:
         raise ValueError(f"max_cells must be >= 1, got {max_cells}")
-    L, H, n, _ = w.shape
-    if len(labels) != n:
-        raise ValueError(f"need one label per token: {n} tokens, {len(labels)} labels")
-    block = max(1, math.ceil(n / max_cells))
-    pooled = _pool_max(w, block)  # (L, H, t, t)
-    t = pooled.shape[-1]
-    step = t + _GAP
+    L, H, n, k = w.shape
+    keys = labels if key_labels is None else key_labels
+    if len(labels) != n or len(keys) != k:
+        raise ValueError(f"need one label per token: {n} × {k} tokens, {len(labels)} labels")
+    block = max(1, math.ceil(max(n, k) / max_cells))
+    pooled = _pool_max(w, block)  # (L, H, t, u)
+    t, u = pooled.shape[-2:]
+    rstep, cstep = t + _GAP, u + _GAP
     # pad every panel with NaN on its right and bottom, then lay the panels out row-major
     padded = np.pad(
         pooled, [(0, 0), (0, 0), (0, _GAP), (0, _GAP)], constant_values=np.nan
-    )  # (L, H, t+1, t+1)
-    tiles = padded.transpose(0, 2, 1, 3).reshape(L * step, H * step)  # (L·(t+1), H·(t+1))
-    tiles = np.ascontiguousarray(tiles[: L * step - _GAP, : H * step - _GAP])
+    )  # (L, H, t+1, u+1)
+    tiles = padded.transpose(0, 2, 1, 3).reshape(L * rstep, H * cstep)  # (L·(t+1), H·(u+1))
+    tiles = np.ascontiguousarray(tiles[: L * rstep - _GAP, : H * cstep - _GAP])
 
-    cells = _cell_names(labels, n, block)
+    rows, columns = _cell_names(labels, n, block), _cell_names(keys, k, block)
     layer_ids = list(range(L)) if layer_ids is None else list(layer_ids)
     head_ids = list(range(H)) if head_ids is None else list(head_ids)
     if len(layer_ids) != L or len(head_ids) != H:
@@ -143,27 +148,27 @@ def model_view(
     head_titles = [head_title.format(i=head) for head in head_ids]
     # Category labels must be unique, or Plotly merges the rows/columns that share one.
     y = [
-        f"{layer_titles[r // step]} · {cells[r % step]}" if r % step < t else f"·{r}"
+        f"{layer_titles[r // rstep]} · {rows[r % rstep]}" if r % rstep < t else f"·{r}"
         for r in range(tiles.shape[0])
     ]
     x = [
-        f"{head_titles[c // step]} · {cells[c % step]}" if c % step < t else f"·{c}"
+        f"{head_titles[c // cstep]} · {columns[c % cstep]}" if c % cstep < u else f"·{c}"
         for c in range(tiles.shape[1])
     ]
-    centre = t // 2
     return ModelView(
         tiles=tiles,
         num_layers=L,
         num_heads=H,
         cells=t,
         block=block,
-        tokens=n,
+        tokens=k,
         x=x,
         y=y,
-        x_ticks=[x[h * step + centre] for h in range(H)] if t else [],
-        y_ticks=[y[layer * step + centre] for layer in range(L)] if t else [],
+        x_ticks=[x[h * cstep + u // 2] for h in range(H)] if u else [],
+        y_ticks=[y[layer * rstep + t // 2] for layer in range(L)] if t else [],
         head_titles=head_titles,
         layer_titles=layer_titles,
+        key_cells=u,
     )
 
 

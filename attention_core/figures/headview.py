@@ -4,36 +4,92 @@ One renderer for the app and the notebook: ui/headview.py mounts it as a Streaml
 components-v2 element, `attention_core.notebook.head_view` inlines it into a notebook
 output or a standalone HTML file (no CDN, no module loader). `renderHeadView(component)`
 takes `{data: {spec: JSON}, parentElement}`, the shape Streamlit hands a component; the
-spec is `figures.lens.head_view_data` plus `filename` and `text: {svg, hint}`. Weights
-travel sparse (`sparse_weights`: only those a line is drawn for, as integers), which at
-512 tokens × 12 heads is what keeps the view from sending 3 million numbers.
+spec is `figures.lens.head_view_data` plus `filename` and `text: {svg, hint, note,
+open_cap}`. Weights travel sparse (`sparse_weights`: only those >= MIN_WEIGHT, as
+integers), which at 512 tokens × 12 heads is what keeps the view from sending 3 million
+numbers; the spec says how many were left out, and `every_weight` sends them all (dense)
+up to EVERY_WEIGHT_MAX weights.
 
-Queries on the left, keys on the right. Hover (or click, to pin) a token on the left and
-lines run to the keys it attends to, one colour per head, as opaque as the weight; a token
-on the right shows who attends to it. The coloured squares above switch heads on and off.
-Tokens are drawn as SVG text nodes (`textContent`), never parsed as HTML. The SVG button
-saves what is drawn as a vector file.
+Queries on the left, keys on the right (an encoder-decoder's cross-attention: decoder
+tokens on the left, encoder tokens on the right, `spec.key_tokens`). At open every line
+of every head is drawn, as BertViz does, as opaque as its weight (the OPEN_LINES strongest
+when there are more, and the page says so). Hover (or click, to pin) a token on the left
+and only its lines remain; a token on the right shows who attends to it. The coloured
+squares above switch heads on and off. Tokens are drawn as SVG text nodes
+(`textContent`), never parsed as HTML. The SVG button saves what is drawn as a vector file.
+
+Shape legend: H heads, n queries, k keys (k = n but in cross-attention).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-__all__ = ["HEAD_VIEW_CSS", "HEAD_VIEW_JS", "MIN_WEIGHT", "SCALE", "sparse_weights"]
+__all__ = [
+    "EVERY_WEIGHT_MAX",
+    "HEAD_VIEW_CSS",
+    "HEAD_VIEW_JS",
+    "MIN_WEIGHT",
+    "OPEN_LINES",
+    "SCALE",
+    "left_out_params",
+    "sparse_weights",
+]
 
-MIN_WEIGHT = 0.005  # lighter weights draw no line, so they are not sent
-SCALE = 10_000  # weights travel as integers of 1/10 000 (4 decimals)
+MIN_WEIGHT = 0.005  # lighter weights are left out by default (a line the eye cannot see)
+SCALE = 100_000  # weights travel as integers of 1/100 000: within EXACT of the model's own
+EVERY_WEIGHT_MAX = 4_000_000  # most weights one page ships when asked for every weight
+OPEN_LINES = 20_000  # lines drawn at open at most (the strongest); SVG slows past that
 
 
-def sparse_weights(weights: np.ndarray) -> dict[str, list[int]]:
-    """One layer (H, n, n) as the weights a line is drawn for (>= MIN_WEIGHT), row by row:
-    `counts` (H·n: keys kept per query), `keys` and `vals` (weight × SCALE) in order; the
-    renderer's `denseWeights` turns them back into H × n × n."""
-    kept = weights >= MIN_WEIGHT  # (H, n, n)
+def sparse_weights(weights: np.ndarray, *, every_weight: bool = False) -> dict[str, Any]:
+    """One layer (H, n, k) as the weights a line is drawn for, row by row.
+
+    Default: the weights >= MIN_WEIGHT as `counts` (H·n: keys kept per query), `keys` and
+    `vals` (weight × SCALE) in order. `every_weight`: all H·n·k weights as `dense`
+    (row-major). Either way `total` (H·n·k), `left_out` (non-zero weights not sent) and
+    `left_mass` (their share of the attention, the rows' total mass being H·n) say what
+    is missing; the renderer's `denseWeights` turns both forms back into H × n × k."""
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim != 3:
+        raise ValueError(f"weights must have shape (H, n, k), got {w.shape}")
+    H, n, _ = w.shape
+    if every_weight:
+        vals = np.rint(w * SCALE).astype(np.int64)  # (H, n, k)
+        return {
+            "dense": vals.reshape(-1).tolist(),
+            "total": int(w.size),
+            "left_out": 0,
+            "left_mass": 0.0,
+        }
+    kept = w >= MIN_WEIGHT  # (H, n, k)
     counts = kept.sum(-1).reshape(-1)  # (H·n,)
     _, _, keys = np.nonzero(kept)  # C order: by head, then query, then key
-    vals = np.rint(weights[kept] * SCALE).astype(np.int64)
-    return {"counts": counts.tolist(), "keys": keys.tolist(), "vals": vals.tolist()}
+    vals = np.rint(w[kept] * SCALE).astype(np.int64)
+    light = ~kept & (w > 0)  # (H, n, k): lines that are left out
+    return {
+        "counts": counts.tolist(),
+        "keys": keys.tolist(),
+        "vals": vals.tolist(),
+        "total": int(w.size),
+        "left_out": int(light.sum()),
+        "left_mass": float(w[light].sum() / max(H * n, 1)),
+    }
+
+
+def left_out_params(sparse: dict[str, Any]) -> dict[str, str] | None:
+    """What `sparse_weights` left out, as the catalog's `hv_left_out` takes it (count,
+    bound, share of the weights, share of the attention); None when nothing was."""
+    if not sparse["left_out"]:
+        return None
+    return {
+        "count": f"{sparse['left_out']:,}",
+        "bound": f"{MIN_WEIGHT:g}",
+        "share": f"{sparse['left_out'] / sparse['total']:.1%}",
+        "mass": f"{sparse['left_mass']:.1%}",
+    }
 
 
 HEAD_VIEW_CSS = """
@@ -43,6 +99,8 @@ HEAD_VIEW_CSS = """
   border-radius: 3px; cursor: pointer; padding: 0; }
 .studio-headview .hv-head.off { opacity: 0.15; }
 .studio-headview .hv-bar { display: flex; gap: 12px; align-items: center; font-size: 13px; }
+.studio-headview .hv-note { font-size: 12px; color: #5f6170; margin-top: 4px; }
+.studio-headview .hv-note:empty { display: none; }
 .studio-headview svg text { font-size: 13px; cursor: pointer; fill: #31333F; }
 .studio-headview svg text.pinned { font-weight: bold; fill: #FF2B2B; }
 /* a long text scrolls inside the view (both columns together) instead of making the page
@@ -53,7 +111,7 @@ HEAD_VIEW_CSS = """
 # Defines `renderHeadView`; a caller adds how it is reached (an export, or a call).
 _JS = r"""
 const NS = "http://www.w3.org/2000/svg";
-const ROW = 22, WIDTH = 520, LEFT_X = 150, RIGHT_X = 370, MIN_WEIGHT = __MIN_WEIGHT__;
+const ROW = 22, WIDTH = 520, LEFT_X = 150, RIGHT_X = 370, OPEN_LINES = __OPEN_LINES__;
 
 function svgNode(tag, attrs) {
   const node = document.createElementNS(NS, tag);
@@ -61,18 +119,25 @@ function svgNode(tag, attrs) {
   return node;
 }
 
-// `sparse_weights` of one layer → H × n × n; `keep(i, j)` may leave more out (a notebook's
-// sentence A/B filter)
-function denseWeights(sparse, n, H, scale, keep) {
+// `sparse_weights` of one layer → H × n × k (n queries, k keys); `keep(i, j)` may leave
+// more out (a notebook's sentence A/B filter)
+function denseWeights(sparse, n, H, scale, keep, k) {
+  k = k || n;
   const weights = [];
   let at = 0;
   for (let h = 0; h < H; h++) {
     const rows = [];
     for (let i = 0; i < n; i++) {
-      const row = new Float64Array(n);
-      for (let c = sparse.counts[h * n + i]; c > 0; c--, at++) {
-        const j = sparse.keys[at];
-        if (!keep || keep(i, j)) row[j] = sparse.vals[at] / scale;
+      const row = new Float64Array(k);
+      if (sparse.dense) {
+        for (let j = 0; j < k; j++, at++) {
+          if (!keep || keep(i, j)) row[j] = sparse.dense[at] / scale;
+        }
+      } else {
+        for (let c = sparse.counts[h * n + i]; c > 0; c--, at++) {
+          const j = sparse.keys[at];
+          if (!keep || keep(i, j)) row[j] = sparse.vals[at] / scale;
+        }
       }
       rows.push(row);
     }
@@ -92,12 +157,16 @@ function renderHeadView(component) {
     parentElement.appendChild(root);
   }
   const n = spec.tokens.length;
-  const weights = spec.weights || denseWeights(spec.sparse, n, spec.heads.length, spec.scale);
-  const sameShape = root.__n === n && root.__h === spec.heads.length;
+  const keyTokens = spec.key_tokens || spec.tokens;  // cross-attention: the encoder's
+  const k = keyTokens.length;
+  const weights = spec.weights ||
+    denseWeights(spec.sparse, n, spec.heads.length, spec.scale, null, k);
+  const shape = `${n}x${k}x${spec.heads.length}`;
+  const sameShape = root.__shape === shape;
   const active = sameShape ? root.__active
                            : spec.heads.map((_, h) => !spec.active || spec.active[h]);
   let pinned = sameShape ? root.__pinned : null;  // {side: "q" | "k", index}
-  root.__n = n; root.__h = spec.heads.length; root.__active = active;
+  root.__shape = shape; root.__active = active;
   root.replaceChildren();
 
   const heads = document.createElement("div");
@@ -117,14 +186,14 @@ function renderHeadView(component) {
   });
   root.appendChild(heads);
 
-  const height = n * ROW + 10;
+  const height = Math.max(n, k) * ROW + 10;
   const svg = svgNode("svg", { width: WIDTH, height, viewBox: `0 0 ${WIDTH} ${height}`,
                                xmlns: NS, class: "hv-svg" });
   const lines = svgNode("g", { class: "hv-lines" });
   svg.appendChild(lines);
   const labels = { q: [], k: [] };
   for (const side of ["q", "k"]) {
-    spec.tokens.forEach((token, i) => {
+    (side === "q" ? spec.tokens : keyTokens).forEach((token, i) => {
       const t = svgNode("text", {
         x: side === "q" ? LEFT_X - 8 : RIGHT_X + 8, y: i * ROW + ROW / 2 + 5,
         "text-anchor": side === "q" ? "end" : "start", class: `hv-${side}`, "data-index": i,
@@ -164,27 +233,72 @@ function renderHeadView(component) {
   hint.textContent = spec.text.hint;
   bar.append(save, hint);
   root.appendChild(bar);
+  // what is not drawn, said on the page: weights left out for size (`sparse_weights`),
+  // lines left out at open (more than OPEN_LINES)
+  const note = document.createElement("div");
+  note.className = "hv-note";
+  root.appendChild(note);
+
+  function line(h, i, j, w) {
+    lines.appendChild(svgNode("line", {
+      x1: LEFT_X, y1: i * ROW + ROW / 2, x2: RIGHT_X, y2: j * ROW + ROW / 2,
+      stroke: spec.heads[h].color, "stroke-width": 2.5, "stroke-opacity": Math.min(1, w),
+      "data-head": h, "data-query": i, "data-key": j, "data-weight": w,
+    }));
+  }
+
+  // every line of every head on, the strongest OPEN_LINES when there are more; returns
+  // [drawn, all]
+  function drawAll() {
+    const on = spec.heads.map((_, h) => h).filter((h) => active[h]);
+    let count = 0;
+    for (const h of on) for (let i = 0; i < n; i++) for (let j = 0; j < k; j++) {
+      if (weights[h][i][j] > 0) count++;
+    }
+    let floor = 0;
+    if (count > OPEN_LINES) {  // the weight of the OPEN_LINES-th strongest line
+      const all = new Float32Array(count);
+      let at = 0;
+      for (const h of on) for (let i = 0; i < n; i++) for (let j = 0; j < k; j++) {
+        if (weights[h][i][j] > 0) all[at++] = weights[h][i][j];
+      }
+      all.sort();
+      floor = all[count - OPEN_LINES];
+    }
+    let drawn = 0;
+    for (const h of on) for (let i = 0; i < n; i++) for (let j = 0; j < k; j++) {
+      const w = weights[h][i][j];
+      if (w > 0 && w >= floor && drawn < OPEN_LINES) { line(h, i, j, w); drawn++; }
+    }
+    return [drawn, count];
+  }
 
   function draw(focus) {
     lines.replaceChildren();
     for (const side of ["q", "k"]) labels[side].forEach((t) => t.classList.remove("pinned"));
-    if (!focus) return;
+    let notes = spec.text.note ? [spec.text.note] : [];
+    if (!focus) {
+      const [drawn, count] = drawAll();
+      if (drawn < count && spec.text.open_cap) {
+        notes.push(spec.text.open_cap.replace("{shown}", drawn.toLocaleString())
+                                     .replace("{total}", count.toLocaleString()));
+      }
+      note.textContent = notes.join(" ");
+      return;
+    }
+    note.textContent = notes.join(" ");
     labels[focus.side][focus.index].classList.add("pinned");
     spec.heads.forEach((head, h) => {
       if (!active[h]) return;
-      for (let other = 0; other < n; other++) {
+      const others = focus.side === "q" ? k : n;
+      for (let other = 0; other < others; other++) {
         const [i, j] = focus.side === "q" ? [focus.index, other] : [other, focus.index];
         const w = weights[h][i][j];
-        if (!(w >= MIN_WEIGHT)) continue;
-        lines.appendChild(svgNode("line", {
-          x1: LEFT_X, y1: i * ROW + ROW / 2, x2: RIGHT_X, y2: j * ROW + ROW / 2,
-          stroke: head.color, "stroke-width": 2.5, "stroke-opacity": Math.min(1, w),
-          "data-head": h, "data-query": i, "data-key": j, "data-weight": w,
-        }));
+        if (w > 0) line(h, i, j, w);
       }
     });
   }
   draw(pinned);
 }
 """
-HEAD_VIEW_JS = _JS.replace("__MIN_WEIGHT__", repr(MIN_WEIGHT))
+HEAD_VIEW_JS = _JS.replace("__OPEN_LINES__", str(OPEN_LINES))

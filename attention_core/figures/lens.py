@@ -59,11 +59,16 @@ _DIVERGING = "RdBu_r"
 
 
 def head_view_data(
-    weights: np.ndarray, labels: Sequence[str], head_names: Sequence[str]
+    weights: np.ndarray,
+    labels: Sequence[str],
+    head_names: Sequence[str],
+    *,
+    every_weight: bool = False,
 ) -> dict[str, Any]:
     """One layer's weights (H, n, n) → the head view's plain data: `tokens` (n labels),
-    `sparse` (the weights a line is drawn for, `figures.headview.sparse_weights`) and its
-    `scale`, `heads` ([{name, color}] per head).
+    `sparse` (the weights a line is drawn for, `figures.headview.sparse_weights`: those
+    >= MIN_WEIGHT, or all of them with `every_weight`, with how many were left out) and
+    its `scale`, `heads` ([{name, color}] per head).
 
     Labels are sent as text and drawn as text nodes by the component, never as HTML."""
     w = np.asarray(weights, dtype=np.float64)
@@ -74,7 +79,7 @@ def head_view_data(
         raise ValueError(f"need {n} labels and {heads} head names")
     return {
         "tokens": [str(t) for t in labels],
-        "sparse": sparse_weights(w),  # (H, n, n) as counts, keys, integer values
+        "sparse": sparse_weights(w, every_weight=every_weight),  # (H, n, n) as integers
         "scale": SCALE,
         "heads": [
             {"name": str(name), "color": HEAD_COLORS[h % len(HEAD_COLORS)]}

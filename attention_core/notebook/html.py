@@ -48,12 +48,13 @@ def plotly_script() -> str:
     )
 
 
-def figure_body(figure: go.Figure) -> str:
-    """A Plotly figure as a box that draws itself with the inline plotly.js."""
+def figure_body(figure: go.Figure, *, bundle: bool = True) -> str:
+    """A Plotly figure as a box that draws itself with the inline plotly.js (`bundle`:
+    inlined here; a view of several figures inlines it with its first only)."""
     spec = json_for_script({"figure": json.loads(figure.to_json()), "config": _CONFIG})
     return (
         '<div class="studio-nb-figure"><div></div>'
-        f"{plotly_script()}"
+        f"{plotly_script() if bundle else ''}"
         "<script>(function () {"
         " const box = document.currentScript.parentElement;"
         f" const spec = {spec};"
@@ -68,12 +69,21 @@ class View:
 
     `data` is the HTML fragment, as on IPython.display.HTML (what BertViz's
     `html_action="return"` gives); `figure` is the Plotly figure where the view is one
-    (`figure.write_image` then saves PNG or SVG, with kaleido installed)."""
+    (`figure.write_image` then saves PNG or SVG, with kaleido installed), `figures` the
+    named figures where it is several (an encoder-decoder's model view)."""
 
-    def __init__(self, body: str, *, title: str, figure: go.Figure | None = None) -> None:
+    def __init__(
+        self,
+        body: str,
+        *,
+        title: str,
+        figure: go.Figure | None = None,
+        figures: dict[str, go.Figure] | None = None,
+    ) -> None:
         self.data = body
         self.title = title
         self.figure = figure
+        self.figures = figures or ({} if figure is None else {"all": figure})
 
     def _repr_html_(self) -> str:
         return self.data

@@ -5,11 +5,18 @@ a model run with `output_attentions=True` and eager attention), an (L, H, n, n) 
 (H, n, n) array or tensor, or a list of (H, n, n) layers. `tokens` are the n token strings
 (`tokenizer.convert_ids_to_tokens(ids)`).
 
+With `prettify_tokens` (BertViz's default) the tokens read as text
+(`pooling.readable_tokens`): "Ġ" and "▁" are spaces, and the byte pieces a byte-level BPE
+tokenizer (GPT-2, Llama 3, Qwen) cuts a Chinese character into are one label, their
+attention pooled to it (rows still sum to 1); `prettify_tokens=False` keeps the pieces
+and the model's weights as they are.
+
 Nothing here guesses: a tensor whose shape does not match its tokens, NaN, negative
 weights or rows that do not sum to 1 (an SDPA model's empty attention) raise a
 `NotebookInputError` that says what to do.
 
-Shape legend: L layers, H heads, n tokens, B batch.
+Shape legend: L layers, H heads, n tokens (queries), k keys (n but in cross-attention),
+B batch.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from attention_core.limits import ROW_SUM_TOLERANCE
+from attention_core.pooling import readable_tokens
 
 __all__ = ["Attention", "NotebookInputError", "as_attention", "prettify"]
 
@@ -46,9 +54,17 @@ class NotebookInputError(ValueError):
 class Attention:
     """Checked attention: weights[l, h, i, j] = query i → key j in head h of layer l."""
 
-    weights: np.ndarray  # (L, H, n, n) float32, rows summing to 1
-    tokens: list[str]  # n
+    weights: np.ndarray  # (L, H, n, k) float32, rows summing to 1 (k = n but in cross)
+    tokens: list[str]  # n: the queries' tokens
     layers: list[int]  # the model's own index of each of the L layers kept
+    key_tokens: list[str] | None = None  # k: cross-attention's keys (the encoder's tokens)
+    # the pieces each token label is made of, where byte pieces were joined (`prettify`)
+    pieces: list[list[int]] | None = None
+
+    @property
+    def keys(self) -> list[str]:
+        """The keys' tokens: `key_tokens` in cross-attention, else `tokens`."""
+        return self.tokens if self.key_tokens is None else self.key_tokens
 
 
 def _array(value: Any) -> np.ndarray:
@@ -58,8 +74,8 @@ def _array(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=np.float32)
 
 
-def _stack(attention: Any, batch: int) -> np.ndarray:
-    """Any accepted form → (L, H, n, n)."""
+def _stack(attention: Any, batch: int, *, square: bool = True) -> np.ndarray:
+    """Any accepted form → (L, H, n, n), or (L, H, n, k) where not `square` (cross)."""
     if attention is None:
         raise NotebookInputError(
             f"the attention is None: the model returned no attention weights; {_EAGER}",
@@ -91,7 +107,18 @@ def _stack(attention: Any, batch: int) -> np.ndarray:
         stacked = stacked[:, batch]  # (L, B, H, n, n) → (L, H, n, n)
     elif batch != 0:
         raise NotebookInputError(f"batch={batch}, but this attention holds one sentence")
-    if stacked.ndim != 4 or stacked.shape[-1] != stacked.shape[-2]:
+    if stacked.ndim == 4 and square and stacked.shape[-1] != stacked.shape[-2]:
+        m, n = stacked.shape[-2:]
+        raise NotebookInputError(
+            f"attention of shape {stacked.shape} has {m} queries but {n} keys: this looks "
+            f"like cross-attention ({m} decoder tokens × {n} encoder tokens). Pass it as "
+            "head_view(cross_attention=outputs.cross_attentions, encoder_tokens=…, "
+            "decoder_tokens=…), with encoder_attention= and decoder_attention= for the "
+            "other two",
+            code="shape",
+            shape=" × ".join(map(str, stacked.shape)),
+        )
+    if stacked.ndim != 4:
         raise NotebookInputError(
             "attention must be L tensors (B, H, n, n) as transformers returns them, or an "
             f"array (L, H, n, n) or (H, n, n); got shape {stacked.shape}",
@@ -126,22 +153,17 @@ def as_attention(
     include_layers: Sequence[int] | None = None,
     batch: int = 0,
     prettify_tokens: bool = True,
+    key_tokens: Sequence[str] | None = None,
 ) -> Attention:
-    """Check and normalise a view's inputs (see the module's docstring)."""
-    weights = _stack(attention, batch)  # (L, H, n, n)
-    L, _, n, _ = weights.shape
-    if isinstance(tokens, str):
-        raise NotebookInputError("tokens must be a list of token strings, not one string")
-    labels = [str(t) for t in tokens]
-    if len(labels) != n:
-        raise NotebookInputError(
-            f"{len(labels)} tokens for attention over {n} positions: pass the tokens of "
-            "the same input (tokenizer.convert_ids_to_tokens(inputs['input_ids'][0]))",
-            code="token_count",
-            tokens=len(labels),
-            n=n,
-        )
-    if n == 0:
+    """Check and normalise a view's inputs (see the module's docstring).
+
+    `key_tokens`: cross-attention (L tensors (B, H, n, k)), whose n queries are `tokens`
+    (the decoder's) and k keys `key_tokens` (the encoder's)."""
+    weights = _stack(attention, batch, square=key_tokens is None)  # (L, H, n, k)
+    L, _, n, k = weights.shape
+    labels = _token_list(tokens, n)
+    keys = None if key_tokens is None else _token_list(key_tokens, k)
+    if n == 0 or k == 0:
         raise NotebookInputError("there are no tokens to show", code="no_tokens")
     if not np.isfinite(weights).all():
         raise NotebookInputError("the attention holds NaN or infinite values", code="not_finite")
@@ -159,5 +181,37 @@ def as_attention(
             high=float(sums.max()),
         )
     layers = _pick(L, include_layers, "layers")
-    kept = np.ascontiguousarray(weights[layers])  # (L', H, n, n)
-    return Attention(kept, prettify(labels) if prettify_tokens else labels, layers)
+    kept = np.ascontiguousarray(weights[layers])  # (L', H, n, k)
+    if not prettify_tokens:
+        return Attention(kept, labels, layers, keys)
+    # the text the pieces make: a character cut into byte pieces is one label, its pieces'
+    # attention pooled to it (rows still sum to 1)
+    queries = readable_tokens(labels)
+    key_pieces = None if keys is None else readable_tokens(keys)
+    if queries.merged or (key_pieces is not None and key_pieces.merged):
+        kept = queries.pool(kept, key_pieces).astype(np.float32)  # (L', H, m, m_k)
+    return Attention(
+        kept,
+        queries.labels,
+        layers,
+        None if key_pieces is None else key_pieces.labels,
+        queries.groups if queries.merged else None,
+    )
+
+
+def _token_list(tokens: Sequence[str], n: int) -> list[str]:
+    """`tokens` as n strings, or a NotebookInputError that says which tokens to pass."""
+    if isinstance(tokens, str):
+        raise NotebookInputError("tokens must be a list of token strings, not one string")
+    if tokens is None:
+        raise NotebookInputError("tokens are missing: pass the tokens of the attention's input")
+    labels = [str(t) for t in tokens]
+    if len(labels) != n:
+        raise NotebookInputError(
+            f"{len(labels)} tokens for attention over {n} positions: pass the tokens of "
+            "the same input (tokenizer.convert_ids_to_tokens(inputs['input_ids'][0]))",
+            code="token_count",
+            tokens=len(labels),
+            n=n,
+        )
+    return labels

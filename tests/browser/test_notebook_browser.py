@@ -1,7 +1,8 @@
 """The example notebook (examples/your_own_model.ipynb) executed for real, by nbclient on
 an ipykernel, then what it displayed and saved opened in Chromium with the network off:
-the head view draws lines on hover and follows its menus, every heatmap is painted, no
-page error, and not one request leaves the file.
+the head view draws every line at open, a token's own on hover, and follows its menus
+(an encoder-decoder's too), every heatmap is painted, no page error, and not one request
+leaves the file.
 
 Skips locally without nbclient/ipykernel or the packaged model; fails under CI.
 """
@@ -26,6 +27,7 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "examples" / "your_own_model.ipynb"
 SAVED = ("head_view", "model_view", "heads_grid", "neuron_view", "head_view_pair")
+SAVED += ("head_view_encdec", "model_view_encdec")  # BertViz's encoder-decoder call
 SAVED += ("long_view", "long_window")  # a Llama's 4 096 tokens, pooled and a window exact
 KERNEL_TIMEOUT_S = 300
 
@@ -101,6 +103,9 @@ def test_the_saved_head_view_draws_offline(executed, offline_page, artifacts_dir
     queries = page.locator("text.hv-q")
     assert queries.count() == 15  # [CLS] … [SEP] of the animal sentence
     assert page.locator(".hv-head").count() == 12
+    # every line at open, as BertViz: lines leave every query
+    opened = {line.get_attribute("data-query") for line in page.locator(".hv-lines line").all()}
+    assert opened == {str(i) for i in range(15)}
     queries.nth(10).hover()  # "it"
     lines = page.locator(".hv-lines line")
     assert lines.count() > 0
@@ -127,7 +132,31 @@ def test_the_sentence_menu_keeps_only_the_pair_asked_for(executed, offline_page)
     assert errors == [] and asked == []
 
 
+def test_the_saved_encoder_decoder_head_view_switches_attention(executed, offline_page) -> None:
+    """BertViz's menu: Encoder (source × source), Decoder (target × target, causal) and
+    Cross (target tokens on the left, source tokens on the right), every line at open."""
+    _, folder = executed
+    page, asked = offline_page
+    errors = _open(page, folder / "head_view_encdec.html")
+    source, target, heads = 9, 12, 4  # [CLS] the cat sat on the mat . [SEP] | die katz##e …
+    lines = page.locator(".hv-lines line")
+    assert page.locator("text.hv-q").count() == page.locator("text.hv-k").count() == source
+    assert lines.count() == heads * source * source  # a random model: no weight is 0
+    page.locator("select.hv-kind").select_option("1")  # Decoder
+    assert page.locator("text.hv-q").count() == target
+    assert lines.count() == heads * target * (target + 1) // 2  # causal: none above
+    page.locator("select.hv-kind").select_option("2")  # Cross
+    assert page.locator("text.hv-q").count() == target
+    assert page.locator("text.hv-k").count() == source
+    assert lines.count() == heads * target * source
+    page.locator("text.hv-q").nth(3).hover()
+    assert {line.get_attribute("data-query") for line in lines.all()} == {"3"}
+    assert {line.get_attribute("data-key") for line in lines.all()} == {str(j) for j in range(9)}
+    assert errors == [] and asked == []
+
+
 FIGURES = [("model_view", 1), ("heads_grid", 13), ("neuron_view", 1)]  # (file, heatmaps)
+FIGURES += [("model_view_encdec", 3)]  # encoder, decoder, cross
 FIGURES += [("long_view", 4), ("long_window", 4)]
 
 
@@ -162,12 +191,15 @@ def test_every_output_in_one_document_draws(executed, offline_page, tmp_path: Pa
     page, asked = offline_page
     errors = _open(page, page_file)
     views = page.locator(".studio-headview-box")
-    assert views.count() == 2
-    for index, tokens in enumerate((15, 14)):  # the animal sentence; the sentence pair
+    assert views.count() == 3
+    for index, tokens in enumerate((15, 14, 9)):  # the animal sentence; the pair; the source
         assert views.nth(index).locator("text.hv-q").count() == tokens
+    at_open = views.nth(0).locator(".hv-lines line").count()
     views.nth(1).locator("text.hv-q").nth(2).hover()
-    assert views.nth(1).locator(".hv-lines line").count() > 0
-    assert views.nth(0).locator(".hv-lines line").count() == 0  # the other view is untouched
+    assert {
+        ln.get_attribute("data-query") for ln in views.nth(1).locator(".hv-lines line").all()
+    } == {"2"}
+    assert views.nth(0).locator(".hv-lines line").count() == at_open  # the other is untouched
     painted = page.locator("g.hm image, g.imagelayer image")
     painted.first.wait_for(state="attached", timeout=30_000)
     assert painted.count() == sum(count for _, count in FIGURES)
