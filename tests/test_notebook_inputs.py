@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from availability import needs_minilm
 
 from attention_core.notebook import NotebookInputError, as_attention, head_view
 
@@ -31,3 +32,21 @@ def test_numpy_integers_pick_layers_and_heads() -> None:
     assert kept.layers == [2, 0]
     view = head_view(weights, list("abcd"), layer=np.int64(2), heads=[np.int64(1)])
     assert "abcd"[3] in view.to_html()
+
+
+@needs_minilm
+def test_a_neuron_view_of_a_long_text_says_what_cut_it() -> None:
+    """No silent 512: the title names the view's bound and the query it leaves."""
+    from helpers_models import minilm_tokenizer, tiny_decoder
+
+    from attention_core.notebook import neuron_view
+
+    tokenizer = minilm_tokenizer()
+    model = tiny_decoder("LlamaConfig", tokenizer.vocab_size, num_key_value_heads=2)
+    text = "the cat sat on the mat. " * 120  # ~840 tokens
+    view = neuron_view(model, text, layer=1, head=0, tokenizer=tokenizer)
+    title = view.figure.layout.title.text
+    assert "only the text's first 512 tokens are read" in title
+    assert "the view's bound, max_tokens=512" in title and "the query is token 511" in title
+    short = neuron_view(model, "the cat sat", layer=1, head=0, tokenizer=tokenizer)
+    assert "are read" not in short.figure.layout.title.text

@@ -23,7 +23,7 @@ import numpy as np
 
 from attention_core.figures.lens import plot_neuron_view
 from attention_core.i18n import DEFAULT_LANG, t
-from attention_core.limits import MAX_TOKENS
+from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.notebook.html import View, figure_body
 from attention_core.notebook.inputs import NotebookInputError
 
@@ -96,11 +96,15 @@ def neuron_view(
     except ValueError as error:  # RebuildRefused (with its reason), a layout not understood
         raise NeuronViewRefused(f"the neuron view cannot take this model apart: {error}") from None
     raw = float(parts.raw_scores(i)[j])
+    title = t("lens_neuron_title", lang, raw=raw, scaled=raw * parts.scaling, weight=own[j])
+    if result.cut_by is not None:  # never a silent cut: which bound, and the query it leaves
+        why = t(f"nb_why_{result.cut_by}", lang, limit=result.limit, chars=MAX_TEXT_CHARS)
+        title += "<br>" + t("nb_neuron_cut", lang, n=n, why=why, query=i)
     figure = plot_neuron_view(
         parts.q[i],  # (D,)
         parts.k[j],  # (D,)
         rows=t("lens_neuron_rows", lang, query=result.tokens[i], key=result.tokens[j]).split("|"),
-        title=t("lens_neuron_title", lang, raw=raw, scaled=raw * parts.scaling, weight=own[j]),
+        title=title,
         hover=t("lens_neuron_hover", lang) + "<extra></extra>",
     )
     return View(figure_body(figure), title=t("lens_view_neuron", lang), figure=figure)
