@@ -17,12 +17,12 @@ import re
 from urllib.parse import urlencode
 
 import pytest
-from apptest_helpers import shown_labels
 from playwright.sync_api import Locator, Page, expect
 
 from attention_core.export import spreadsheet_text
 from attention_core.pipeline import token_labels
 from attention_core.tokenize import tokenize
+from tests.support.apptest import shown_labels
 
 from .checks import alerts, assert_no_exception, collect_dialogs, collect_page_errors, screenshot
 from .waits import expect_rerun, open_page, wait_for_heatmaps

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +23,12 @@ from attention_core.long.run import find_rows
 from attention_core.long.scale import relative_cells, relative_values
 from attention_core.settings import ModelSettings
 from attention_core.tokenize import tokenize
+from tests.pages.test_page_heatmaps_long import SENTENCES, reference_rows
 
 from .checks import assert_no_exception, screenshot
 from .chromium import new_context
 from .waits import expect_rerun, open_page
 from .widgets import main_area
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from test_page_heatmaps_long import SENTENCES, reference_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -75,7 +75,7 @@ def test_clicking_a_colour_scale_changes_the_colour_bar_in_both_languages(
 ) -> None:
     params, one_axis = PAGES[path]
     if path in ("lens", "pretrained"):
-        from availability import require_minilm
+        from tests.support.availability import require_minilm
 
         require_minilm()
     open_page(page, app_server, path, {**params, "lang": "en"})

@@ -106,7 +106,7 @@ def test_send_to_compare_opens_compare_with_the_settings_kept(page, app_server):
 # --- issue 14: watching a run, playback, the induction detector, in both languages -----------
 
 
-@pytest.mark.alone  # counts the snapshots a live run paints over its ~10 s (tests/workers.py)
+@pytest.mark.alone  # counts the snapshots a live run paints in ~10 s (tests/support/workers.py)
 def test_a_run_is_watched_replayed_and_an_induction_head_is_named_in_both_languages(
     page, app_server
 ):
