@@ -1,4 +1,4 @@
-"""The landing page's long map (issue 26) in real Chromium at 4 096 tokens: the overview paints
+"""The landing page's long map in real Chromium at 4 096 tokens: the overview paints
 for every head in colours relative to an even share (equal to attention_core.long.scale's),
 a zoom fetches exact cells equal to the model's weights with token labels that never
 overlap, find jumps to the row, the colour scale switches (bar and colours), the page never

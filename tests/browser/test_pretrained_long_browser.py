@@ -1,4 +1,4 @@
-"""The pretrained page's long map (issue 26) in real Chromium, walked as an engineer with a
+"""The pretrained page's long map in real Chromium, walked as an engineer with a
 notebook's model does: type the folder of a Llama with an 8 192-token context (a tiny random
 one, saved offline), read a 4 096-token text as a map, zoom to exact cells equal to
 transformers' own weights, switch layer, switch to Chinese mid-session and keep working, and

@@ -1,4 +1,4 @@
-"""Issue 13 in real headless Chromium: the landing page readable at every size.
+"""Readable heatmaps in real headless Chromium: the landing page readable at every size.
 
 Measured from what Chromium drew: the geometry of every tick label of the heads chart
 (rotated ones included: `getBoundingClientRect` of a -90° label is its rotated box), which

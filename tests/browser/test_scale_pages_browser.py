@@ -1,4 +1,4 @@
-"""Issue 13's colour scale on the pages beyond the landing page, in real Chromium.
+"""The relative colour scale on the pages beyond the landing page, in real Chromium.
 
 On each page that draws attention heatmaps (encoder vs decoder, train, √d_k scaling, the
 lens and the pretrained model view) a student clicks another colour scale in the segmented

@@ -124,7 +124,7 @@ def test_similarity_with_a_masked_row_uses_only_rows_live_in_every_head():
     assert sim[0, 2] != pytest.approx(scipy_similarity(w[0], w[2]), abs=1e-6)
 
 
-# --- patterns and flatness (issue 13) ------------------------------------------------------------
+# --- patterns and flatness -----------------------------------------------------------------------
 
 
 def test_max_weight_is_the_mean_of_row_maxima_and_peak_the_largest_weight():

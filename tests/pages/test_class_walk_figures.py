@@ -1,4 +1,4 @@
-"""Issue 27 ("In front of the class, for real"), defects found in the figures, in AppTest:
+"""In front of the class, for real: defects found in the figures, in AppTest:
 captions that name the colour scale in use (Pretrained), cell numbers only where a cell of
 the chart's real width holds them and the shared colour scale on the positions maps (Masks,
 Positions), titles above rotated column labels and Q chosen on the Q/K/V control (Step by

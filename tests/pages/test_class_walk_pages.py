@@ -1,4 +1,4 @@
-"""Issue 27 ("In front of the class, for real"), defects found in the pages' state and text,
+"""In front of the class, for real: defects found in the pages' state and text,
 in AppTest: the induction heads' titles fit their columns and playback keeps the scrubber
 and the answers table on the frame shown (Train); removing a question source says so and
 starts at round 1 (Quiz); no "-0.00" entropy; the typed minimal pair survives a visit to

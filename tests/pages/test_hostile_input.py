@@ -92,7 +92,7 @@ def test_typed_text_gives_the_tokens_or_the_due_message(session_for, mode, name)
     elif not shown:
         no_tokens = t("no_tokens", "en", tokenizer=t(f"tokenizer_{mode}", "en"))
         assert infos(at) == [no_tokens] and not drawn_charts(at)
-    elif len(shown) > MAX_TOKENS:  # the long map (issue 26): every token up to 4 096
+    elif len(shown) > MAX_TOKENS:  # the long map: every token up to 4 096
         drawn = long_map(at)
         assert drawn["labels"] == [tok.label for tok in shown]
         # axis labels: cut to a few characters (hover names the token in full), escaped

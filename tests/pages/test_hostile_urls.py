@@ -204,8 +204,8 @@ def test_the_app_survives_any_query_string(query):
 
 # --- 1d. resource bounds ----------------------------------------------------------------------
 def test_widest_model_on_the_longest_exact_text_completes():
-    # the longest text drawn as exact heatmaps; longer ones are long maps (issue 26:
-    # tests/pages/test_page_heatmaps_long.py holds the widest model at 4 096 tokens)
+    # the longest text drawn as exact heatmaps; longer ones are long maps
+    # (tests/pages/test_page_heatmaps_long.py holds the widest model at 4 096 tokens)
     text = "ab " * MAX_TOKENS
     at = run_app({"text": text, "tokenizer": "word", "embed_dim": "1024", "num_heads": "64"})
     assert_healthy(at)

@@ -1,4 +1,4 @@
-"""The Classroom page's security and limits in AppTest (issue 27, "the class poll: secure
+"""The Classroom page's security and limits in AppTest ("the class poll: secure
 and durable"): each session is its own browser, sharing one SQLite store (a file of the
 test's own), as replicas would. The same over the websocket protocol, with forged
 requests, is tests/core/poll/test_protocol.py; in Chromium, tests/browser/.

@@ -164,7 +164,7 @@ def test_changing_embed_dim_keeps_heads_valid():
     ("start", "via", "forced"), [((16, 4), 17, 1), ((32, 4), 33, 3), ((24, 8), 20, 10)]
 )
 def test_the_chosen_head_count_comes_back_when_embed_dim_allows(start, via, forced, lang):
-    """Issue 27, item 2: 16/4 → 17 gave 1 head and back to 16 kept 1; now the chosen 4
+    """From the lecturer walk: 16/4 → 17 gave 1 head and back to 16 kept 1; now the chosen 4
     come back, and the sidebar says why the count changed in between."""
     dim, heads = start
     at = run_app({**EXAMPLE, "embed_dim": str(dim), "num_heads": str(heads), "lang": lang})
@@ -208,7 +208,7 @@ def test_hostile_text_is_shown_literally():
 
 
 def test_a_text_beyond_512_tokens_is_a_long_map_not_truncated():
-    # issue 26: up to MAX_LONG_TOKENS the landing page shows every token (its tests:
+    # long prompts: up to MAX_LONG_TOKENS the landing page shows every token (its tests:
     # tests/pages/test_page_heatmaps_long.py); no heatmap of the first 512, no truncation warning
     at = run_app({"text": "字" * 3000, "tokenizer": "char", "embed_dim": "8", "num_heads": "2"})
     assert not at.exception and not at.warning and not drawn_charts(at)
@@ -234,9 +234,9 @@ def test_large_grid_sends_pictures_but_one_chosen_head_exact():
     assert decode(trace["z"]).shape == (512, 512)
 
 
-# --- issue 13: colours, why flat, the way to meaning, plain-language patterns ------------------
+# --- colours, why flat, the way to meaning, plain-language patterns -----------------------------
 
-SENTENCE_30 = {  # 30 words, the issue's lecturer case
+SENTENCE_30 = {  # 30 words, a lecturer's case
     "text": " ".join(
         "the quick brown fox jumps over the lazy dog while the teacher writes on a board "
         "and the students in the class watch the heads of attention light up one by one".split()[
@@ -393,7 +393,7 @@ def test_links_to_training_and_the_hand_made_matrix_and_back(page):
 
 @pytest.mark.parametrize("lang", ["en", "zh-TW"])
 def test_a_manual_text_without_bars_says_why_it_is_one_token(lang):
-    """Issue 27, item 11: the manual tokenizer without "|" gave one token and no hint."""
+    """From the lecturer walk: the manual tokenizer without "|" gave one token and no hint."""
     hint = catalog()["manual_no_separator"][lang]
     at = run_app({"text": "hello world", "tokenizer": "manual", "lang": lang})
     assert not at.exception and hint in [box.value for box in at.info]
@@ -402,7 +402,7 @@ def test_a_manual_text_without_bars_says_why_it_is_one_token(lang):
 
 
 def test_the_picked_token_stands_out_in_its_chip_and_in_the_text():
-    """Issue 27, item 11: the selected token's highlight was very faint."""
+    """From the lecturer walk: the selected token's highlight was very faint."""
     at = run_app({"text": "alpha beta gamma", "tokenizer": "word"})
     at.selectbox(key="highlight_token").set_value(1).run()
     shown = [m.value for m in at.markdown]

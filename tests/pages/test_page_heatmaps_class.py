@@ -1,5 +1,5 @@
-"""Issue 27 on the landing page: causal rows coloured by their own even share (item 1), and
-thinned labels said the same way in both languages, hover naming both tokens (item 7)."""
+"""From the lecturer walk, on the landing page: causal rows coloured by their own even share,
+and thinned labels said the same way in both languages, hover naming both tokens."""
 
 from __future__ import annotations
 

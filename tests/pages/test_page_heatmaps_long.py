@@ -1,4 +1,4 @@
-"""The landing page above 512 tokens (issue 26): a long map of up to 4 096 tokens, its tiles
+"""The landing page above 512 tokens: a long map of up to 4 096 tokens, its tiles
 over HTTP equal to the module's own weights, find, sentence aggregates, both languages, and
 the bounds that cut or refuse a text, each named."""
 

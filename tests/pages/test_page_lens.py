@@ -301,7 +301,7 @@ def _colour_axes(spec: dict) -> list[dict]:
 
 
 def test_colour_scale_on_raw_rollout_and_flow_but_not_norm(reference) -> None:
-    """Issue 13 on the lens: the shared colour scale on the maps of weights (raw: the model
+    """The shared colour scale on the lens on the maps of weights (raw: the model
     view and one layer; rollout), flow only where its rows need not be distributions, and
     none on norm. z stays the weights throughout (hover reads them)."""
     run, _ = reference

@@ -152,7 +152,7 @@ def _colour_axes(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_colour_scale_on_both_layouts_with_the_causal_note() -> None:
-    """Issue 13: the shared colour scale on the encoder and decoder grids, one head side by
+    """The shared colour scale on the encoder and decoder grids, one head side by
     side and all heads; relative notes that a causal row's even share is 1/(i+1)."""
     note = t("masks_relative_causal", "en", n=4)
     at = open_page()  # one head side by side; relative, the default

@@ -104,8 +104,8 @@ def test_one_layer_equals_transformers_to_1e6(reference):
 
 @needs_minilm
 def test_all_layers_view_takes_the_shared_colour_scale(reference):
-    """Issue 13: the model view (one tiled trace, one colour axis) under ?scale= and the
-    widget; z stays transformers' weights, so hover reads them."""
+    """The shared colour scale on the model view (one tiled trace, one colour axis) under
+    ?scale= and the widget; z stays transformers' weights, so hover reads them."""
     at = teaching.open_page("pretrained", {"text": ENGLISH, "scale": "contrast"}, {})
     assert not at.exception, at.exception
     assert at.button_group(key="color_scale").value == "contrast"

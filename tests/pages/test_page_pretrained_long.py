@@ -1,4 +1,4 @@
-"""The pretrained page past 512 tokens (issue 26): a real model whose context is longer (a
+"""The pretrained page past 512 tokens: a real model whose context is longer (a
 tiny Llama with an 8 192-token context: rotary positions, grouped-query attention) shows a
 4 096-token text as a long map per layer, its overview and tiles equal to transformers' own
 output_attentions; find and sentence aggregates; the bound that cut the text named; a model

@@ -121,8 +121,8 @@ def test_one_token_and_long_sentences(params, n):
 
 
 def test_sentence_pair_takes_the_shared_colour_scale():
-    """Issue 13: ?scale= and the widget set the pair's colour axes; the z values stay the
-    weights (hover reads them). EXAMPLE has n = 4 jieba tokens."""
+    """The shared colour scale: ?scale= and the widget set the pair's colour axes; the z
+    values stay the weights (hover reads them). EXAMPLE has n = 4 jieba tokens."""
     at = open_page("scaling", {**EXAMPLE, "scale": "contrast"})
     assert not at.exception
     assert at.button_group(key="color_scale").value == "contrast"

@@ -230,7 +230,7 @@ def test_default_reverse_reaches_a_sharp_pattern_through_the_page():
     assert "puts" in plain(at)  # the sharp-head verdict, not the "train longer" one
 
 
-# --- issue 14: the induction task, pace, continue, playback, trained weights in the lessons ---
+# --- the induction task, pace, continue, playback, trained weights in the lessons -------------
 def _finished(task: str = "reverse", **overrides: object) -> LiveRun:
     run = LiveRun.start(default_config(task, **overrides))
     run.run_to_end()
@@ -351,7 +351,7 @@ def _axes(at: AppTest, key: str) -> list[dict]:
 
 
 def test_colour_scale_on_the_target_the_heads_and_before_after():
-    """Issue 13: the shared colour scale (?scale=, the widget) on every attention heatmap
+    """The shared colour scale (?scale=, the widget) on every attention heatmap
     of the page; the z values stay the weights, so hover reads them."""
     at = open_train({"scale": "contrast"})
     assert at.button_group(key="color_scale").value == "contrast"

@@ -1,4 +1,4 @@
-"""Every pretrained view is honest about unknown tokens (issue 24, step 6), in AppTest with
+"""Every pretrained view is honest about unknown tokens, in AppTest with
 the packaged MiniLM: Compare, Lens, Minimal pairs and Pretrained say how much of the text
 became [UNK] and offer the trained reader in one click; Minimal pairs refuses to rank heads
 on two sentences the model reads as one; the quiz never asks about an [UNK] row."""

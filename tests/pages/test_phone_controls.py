@@ -1,4 +1,4 @@
-"""Issue 27, items 9 and 10 in AppTest: on a phone the language and the sentence are in the
+"""Phones in class, in AppTest: on a phone the language and the sentence are in the
 main area too (shown by CSS below 640 px), mirroring the sidebar's widgets; no ⋮ menu."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Step by step, readable (issue 13): the ·V step shows A and V side by side with their
+"""Step by step, readable: the ·V step shows A and V side by side with their
 product, n × n matrices are drawn square, and no matrix writes numbers into cells too
 narrow for them at the default settings.
 

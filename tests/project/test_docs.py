@@ -72,8 +72,8 @@ def test_readme_is_a_short_page_for_users() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= README_MAX_LINES
     for pattern in (
-        r"\bissues?\s+#?\d+",  # "issue 26"
-        r"\bsessions?\s+\d+",  # "session 14"
+        r"\bissues?\s+#?\d+",  # an issue number
+        r"\bsessions?\s+\d+",  # a session number
         r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b",  # a commit hash
     ):
         found = re.findall(pattern, readme, re.I)

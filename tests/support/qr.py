@@ -11,7 +11,7 @@ def read_qr(png: bytes) -> list[str]:
     """The texts of every QR code in a PNG, read by zxing-cpp.
 
     Only QR codes are looked for: with every format on, zxing-cpp once also read a QR
-    code's module rows as a linear barcode ("1213", CI stop 30), which no camera app
+    code's module rows as a linear barcode ("1213", seen under CI), which no camera app
     pointed at a QR code would offer.
     """
     try:

@@ -187,8 +187,9 @@ def test_difference_and_similarity_labels_follow_the_one_layout_rule():
 
 
 def test_model_view_colour_scales_against_numbers_by_hand():
-    """Issue 13: one colour axis for the whole tiled view. By hand, n = 4 tokens, 1 layer,
-    2 heads: head 0 attends evenly (every weight 1/4), head 1's largest weight is 0.7."""
+    """The shared colour scale: one colour axis for the whole tiled view. By hand, n = 4
+    tokens, 1 layer, 2 heads: head 0 attends evenly (every weight 1/4), head 1's largest
+    weight is 0.7."""
     even = np.full((4, 4), 0.25, dtype=np.float32)
     sharp = np.array(
         [[0.7, 0.1, 0.1, 0.1], [0.1, 0.6, 0.2, 0.1], [0.0, 0.5, 0.5, 0.0], [0.4, 0.3, 0.2, 0.1]],

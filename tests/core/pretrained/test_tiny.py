@@ -125,7 +125,7 @@ def test_the_lens_reads_a_decoders_heads_and_refuses_an_encoder_decoder(tiny) ->
         lens.neuron_view(tiny["encoder-decoder"], SENTENCE, 0, 0)
 
 
-# --- a model already in memory (issue 25, step 2) ---------------------------------------------
+# --- a model already in memory ----------------------------------------------------------------
 @pytest.mark.parametrize("family", FAMILIES)
 def test_an_sdpa_model_from_memory_is_switched_to_eager_and_equals_transformers(
     tiny, family: str
