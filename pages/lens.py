@@ -25,12 +25,12 @@ from attention_core.figures.lens import (
 from attention_core.lens import (
     FLOW_MAX_TOKENS,
     SINK_KINDS,
+    RebuildRefused,
     is_causal,
     pool_to_words,
     rollout,
     sinks,
 )
-from attention_core.limits import EXACT
 from attention_core.stats import head_stats
 from ui.charts import show_chart
 from ui.common import (
@@ -252,12 +252,16 @@ try:
             key="lens_key",
             format_func=labels.__getitem__,
         )
-        neuron = lensed.neuron(layer, head)
+        try:  # checked against the model's own weights in the library
+            neuron = lensed.neuron(layer, head)
+        except RebuildRefused as refused:
+            st.warning(tr(f"lens_rebuild_{refused.code}", **refused.params))
+            st.stop()
         causal = is_causal(lensed.attentions)
         rebuilt = neuron.weights(query, causal=causal)
         raw = neuron.raw_scores(query)[key]
         gap = neuron.gap(query, lensed.attentions[layer, head, query], causal=causal)
-        if not gap <= EXACT:  # a rebuilt number that is not the model's is never shown
+        if not gap <= lensed.tolerance:  # a rebuilt number that is not the model's: never shown
             st.warning(tr("lens_neuron_refused", gap=gap, source=lensed.own))
             st.stop()
         if neuron.kv_head is not None:
@@ -419,5 +423,5 @@ try:
                     total=L * H,
                 )
             )
-except ValueError as error:  # a model this lens does not understand: say so, draw nothing
+except (ValueError, RuntimeError) as error:  # a model this lens cannot read: say so, no more
     st.error(tr("lens_failed", error=md_escape(str(error))))

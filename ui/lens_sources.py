@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from attention_core.limits import EXACT
 from attention_core.reader.card import ReaderError
 from attention_core.settings import Settings
 from attention_core.tokenize import token_labels
@@ -68,6 +69,7 @@ class Subject:
     special: list[bool]
     attentions: np.ndarray  # (L, H, n, n), the model's own weights
     own: str  # where those weights come from (named in the neuron view's check)
+    tolerance: float  # how far a rebuilt weight may be from the model's own (its precision)
     value_norms: Callable[[], np.ndarray]  # (L, H, n)
     flow: Callable[[], np.ndarray]  # (n, n)
     neuron: Callable[[int, int], NeuronView]  # (layer, head)
@@ -88,7 +90,7 @@ def subject(source: str, settings: Settings) -> Subject:
 
 
 def _pretrained(settings: Settings) -> Subject:
-    from attention_core.lens import kv_groups
+    from attention_core.lens import kv_groups, rebuild_tolerance
 
     name = st.session_state.get(MODEL_STATE, "")  # the model last loaded on the Pretrained page
     model = model_or_stop(name)
@@ -114,6 +116,7 @@ def _pretrained(settings: Settings) -> Subject:
         special=result.special,
         attentions=result.attentions,
         own="output_attentions",
+        tolerance=rebuild_tolerance(model.model),
         value_norms=lambda: lens_value_norms(key, text),
         flow=lambda: lens_flow(key, text),
         neuron=lambda layer, head: lens_neuron(key, text, layer, head),
@@ -174,6 +177,7 @@ def _reader(settings: Settings) -> Subject:
         special=read.special,
         attentions=read.attentions,
         own="ReaderLM.forward",
+        tolerance=EXACT,
         value_norms=lambda: lens.reader_value_norms(reader, text),
         flow=lambda: attention_flow(flow_id, read.attentions),
         neuron=lambda layer, head: lens.reader_neuron_view(reader, text, layer, head),

@@ -48,7 +48,13 @@ from attention_core.lens.ablation import (
 )
 from attention_core.lens.combine import FLOW_MAX_TOKENS, flow, rollout
 from attention_core.lens.minimal_pairs import RowChange, row_change, shared_tokens
-from attention_core.lens.neuron import NeuronView, is_causal, neuron_view
+from attention_core.lens.neuron import (
+    NeuronView,
+    RebuildRefused,
+    is_causal,
+    neuron_view,
+    rebuild_tolerance,
+)
 from attention_core.lens.norms import norm_weighted, value_norms
 from attention_core.lens.reader_lens import (
     ReaderAblation,
@@ -75,6 +81,7 @@ __all__ = [
     "ReaderAblation",
     "ReaderAttention",
     "ReaderEffects",
+    "RebuildRefused",
     "RowChange",
     "Sinks",
     "ToyEffects",
@@ -92,6 +99,7 @@ __all__ = [
     "reader_neuron_view",
     "reader_norm_weighted",
     "reader_value_norms",
+    "rebuild_tolerance",
     "rollout",
     "row_change",
     "shared_tokens",

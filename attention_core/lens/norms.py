@@ -12,12 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attention_core.limits import MAX_TOKENS
-from attention_core.pretrained.parts import (
-    AttentionLayer,
-    attention_layers,
-    layer_inputs,
-    project_heads,
-)
+from attention_core.pretrained.parts import AttentionLayer, attention_layers, layer_inputs
+from attention_core.pretrained.rebuild import values
 
 if TYPE_CHECKING:
     import torch
@@ -31,9 +27,9 @@ def head_value_norms(layer: AttentionLayer, x: torch.Tensor) -> np.ndarray:
     import torch
 
     with torch.no_grad():
-        v = project_heads(x, layer.wv, layer.bv, layer.num_kv_heads)  # (KV, n, D)
+        v = values(layer, x)  # (KV, n, D) in float32, clamped where the model clamps
         v = v.repeat_interleave(layer.num_heads // layer.num_kv_heads, dim=0)  # (H, n, D)
-        wo = layer.wo.view(layer.wo.shape[0], layer.num_heads, layer.head_dim)  # (C, H, D)
+        wo = layer.wo.float().view(layer.wo.shape[0], layer.num_heads, layer.head_dim)  # (C, H, D)
         f = torch.einsum("hnd,chd->hnc", v, wo)  # (H, n, C)
         return f.norm(dim=-1).to(torch.float32).numpy()  # (H, n)
 

@@ -5,7 +5,7 @@ attention as an `AttentionMap` (attention_core.long.map), never as (L, H, n, n) 
 `run_model_long` runs the model once (its base model: no language-model head, whose logits
 alone would be n × vocabulary floats) and, as each self-attention layer is called, rebuilds
 that layer's queries and keys from its input the way its scores are made
-(`pretrained.parts.queries_keys`: projections, per-head norms, rotary positions; the shared key
+(`pretrained.rebuild.queries_keys`: projections, norms, rotary positions; the shared key
 head of each query head under grouped-query attention), and keeps them as a map. Any
 rectangle of weights is then exact on demand.
 
@@ -43,18 +43,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attention_core.limits import EXACT, MAX_LONG_TOKENS, MAX_TEXT_CHARS, ROW_SUM_TOLERANCE
+from attention_core.limits import EXACT, HALF_TOLERANCE, MAX_LONG_TOKENS, MAX_TEXT_CHARS
 from attention_core.long.map import AttentionMap
 from attention_core.long.run import check_length
 from attention_core.long.text import MapsOfTokens
 from attention_core.pretrained.forward import encode_counted, stack_layers
 from attention_core.pretrained.load import LoadedModel
-from attention_core.pretrained.parts import (
-    attention_layers,
-    queries_keys,
-    temporary_hooks,
-    this_thread_only,
-)
+from attention_core.pretrained.parts import attention_layers, temporary_hooks, this_thread_only
+from attention_core.pretrained.rebuild import queries_keys, score_bias
 from attention_core.pretrained.run import cut_reason
 from attention_core.tokenize import Token
 
@@ -215,10 +211,16 @@ def _layer_map(part: Any, index: int, x: torch.Tensor, call: dict[str, Any]) -> 
 
     if getattr(part.module, "attn_logit_softcapping", None):
         raise LongRefused(f"layer {index} soft-caps its scores (tanh): not softmax(q·kᵀ·scale)")
+    import torch
+
     n = x.shape[0]
     causal = _mask_kind(call.get("attention_mask"), n, index, part.module)
-    q, k = queries_keys(part, x.float(), call)  # (H, n, D), (KV, n, D)
+    q, k = queries_keys(part, x, call)  # (H, n, D), (KV, n, D) in float32
     k = k.repeat_interleave(part.num_heads // part.num_kv_heads, dim=0)  # (H, n, D): repeat_kv
+    bias = score_bias(part, call, n)  # (H, n) or None: ALiBi, one number per key
+    if bias is not None:  # folded into one more dimension: scale·(q·k + 1·b/scale) = scale·q·k + b
+        q = torch.cat((q, torch.ones_like(q[..., :1])), dim=-1)  # (H, n, D + 1)
+        k = torch.cat((k, (bias / part.scaling)[..., None]), dim=-1)  # (H, n, D + 1)
     amap = AttentionMap.from_qk(q, k, causal=causal, scale=part.scaling, max_tokens=n)
     return amap, causal
 
@@ -233,7 +235,7 @@ def _mask_kind(mask: object, n: int, index: int, module: Any) -> bool:
     if m.dtype == torch.bool:  # True = may attend
         allowed, bias = m, None
     else:
-        allowed = m > torch.finfo(torch.float32).min / 2
+        allowed = m > torch.finfo(m.dtype).min / 2  # masked: the mask's dtype's lowest number
         bias = m.masked_fill(~allowed, 0)
     if bias is not None and bool(bias.any()):
         raise LongRefused(f"layer {index} adds a bias to its scores: not softmax(q·kᵀ·scale)")
@@ -258,7 +260,7 @@ def _check_rebuilds(loaded: LoadedModel, inputs: dict[str, torch.Tensor]) -> Non
         own = stack_layers(outputs.attentions)  # (L, H, m, m)
     maps, _ = _maps(loaded, inputs)
     dtype = next(loaded.model.parameters()).dtype
-    tolerance = EXACT if dtype == torch.float32 else ROW_SUM_TOLERANCE
+    tolerance = EXACT if dtype == torch.float32 else HALF_TOLERANCE
     for layer, amap in enumerate(maps):
         m = amap.n
         for head in range(amap.num_heads):

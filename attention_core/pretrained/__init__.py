@@ -27,7 +27,8 @@ tested offline without downloading anything.
 The package, one job per module:
 
 - `load`     `load_model` (the packaged MiniLM, a folder or a hub id, eager attention),
-             `from_model` (a model already in memory, switched to eager attention),
+             `from_model` (a model already in memory, read through `eager_twin`: the
+             same weights, eager attention, the model itself untouched),
              `LoadedModel`, `ModelLoadError`, `DEFAULT_MODEL`
 - `forward`  one encode-and-run of any family (a decoder's greedy writing included), the
              step `load_model`'s probe and `run_model` share; `FAMILIES`, `model_family`
@@ -35,10 +36,12 @@ The package, one job per module:
 - `run`      `run_model` → `PretrainedAttention`, `hide_special`, `MAX_GENERATE`
 - `ids`      `run_ids`, where `run_model` sends token ids: one sentence, or a padded batch
              with its attention mask, each sentence back without its padding
-- `tiny`     `build_tiny_model`, for offline tests of every family
-- `parts`    a model's self-attention layers found by name, thread-local hooks, one layer's
-             queries and keys rebuilt (what attention_core.lens and
-             attention_core.long.pretrained read)
+- `tiny`     `build_tiny_model`, for offline tests of every family, written to a folder
+- `zoo`      `tiny_family`: a tiny random model of each family the lens reads, in memory
+- `parts`    a model's self-attention layers found by name, thread-local hooks (what
+             attention_core.lens and attention_core.long.pretrained read)
+- `rebuild`  one layer's queries, keys, values and score bias rebuilt as the model makes
+             them (clip, norms, partial rotary, ALiBi)
 
 A long text through a real model (its attention as maps) is
 `attention_core.long.pretrained.run_model_long`.
@@ -61,11 +64,13 @@ __all__ = [
     "ModelLoadError",
     "PretrainedAttention",
     "build_tiny_model",
+    "eager_twin",
     "from_model",
     "hide_special",
     "load_model",
     "run_ids",
     "run_model",
+    "tiny_family",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -75,6 +80,7 @@ __getattr__, __dir__ = lazy_exports(
         "LoadedModel": "load",
         "ModelLoadError": "load",
         "from_model": "load",
+        "eager_twin": "load",
         "load_model": "load",
         "FAMILIES": "forward",
         "PretrainedAttention": "result",
@@ -83,6 +89,7 @@ __getattr__, __dir__ = lazy_exports(
         "run_model": "run",
         "run_ids": "ids",
         "build_tiny_model": "tiny",
+        "tiny_family": "zoo",
     },
 )
 
@@ -93,9 +100,11 @@ if TYPE_CHECKING:
         DEFAULT_MODEL,
         LoadedModel,
         ModelLoadError,
+        eager_twin,
         from_model,
         load_model,
     )
     from attention_core.pretrained.result import PretrainedAttention
     from attention_core.pretrained.run import MAX_GENERATE, hide_special, run_model
     from attention_core.pretrained.tiny import build_tiny_model
+    from attention_core.pretrained.zoo import tiny_family

@@ -27,14 +27,16 @@ FAMILIES = ("encoder", "decoder", "encoder-decoder")
 _TOKENIZER_LOCK = threading.Lock()
 
 
-def model_family(config: Any) -> str:
+def model_family(config: Any, model: Any = None) -> str:
     """ "encoder-decoder" (T5, BART), "decoder" (a causal language model: GPT-2, Llama…) or
-    "encoder" (BERT-like), from a transformers config."""
+    "encoder" (BERT-like), from a transformers config and, when given, the model's class
+    (a decoder built in memory has no `architectures` in its config)."""
     if getattr(config, "is_encoder_decoder", False):
         return "encoder-decoder"
-    architectures = getattr(config, "architectures", None) or []
+    names = [*(getattr(config, "architectures", None) or [])]
+    names += [type(model).__name__] if model is not None else []
     if getattr(config, "is_decoder", False) or any(
-        a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures
+        a.endswith(("ForCausalLM", "LMHeadModel")) for a in names
     ):
         return "decoder"
     return "encoder"

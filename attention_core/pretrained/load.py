@@ -10,6 +10,7 @@ checks for attentions and reads L and H from them); a failure at any step is a
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import socket
@@ -240,37 +241,59 @@ def _wrap(label: str, model: Any, tokenizer: Any) -> LoadedModel:
         num_layers=int(attentions.shape[0]),
         num_heads=int(attentions.shape[1]),
         max_length=_max_length(model, tokenizer),
-        family=model_family(model.config),
+        family=_family(model, attentions),
     )
+
+
+def _family(model: Any, attentions: np.ndarray) -> str:
+    """The model's family from its config and class; a base model of a decoder family
+    (LlamaModel, no LM head, no `architectures`) is told apart by its own probe: no query
+    attends to a later key in any layer or head."""
+    family = model_family(model.config, model)
+    n = attentions.shape[-1]
+    if family == "encoder" and n > 1 and not np.triu(attentions, k=1).any():
+        return "decoder"
+    return family
+
+
+def eager_twin(model: Any) -> Any:
+    """`model` again, sharing every weight and buffer (no copy of them), in eval mode with
+    transformers' eager attention (the one that returns weights): the user's model keeps its
+    own attention implementation, its training mode and its hooks' state. Raises what
+    `set_attn_implementation` raises for an architecture without an eager path."""
+    shared = {id(t): t for t in (*model.parameters(), *model.buffers())}
+    twin = copy.deepcopy(model, shared)  # the modules again; tensors shared
+    if (getattr(twin.config, "_attn_implementation", None) or "eager") != "eager":
+        twin.set_attn_implementation("eager")
+    return twin.eval()
 
 
 def from_model(model: Any, tokenizer: Any, *, name: str | None = None) -> LoadedModel:
     """An in-memory transformers model and its tokenizer as the LoadedModel that
     `run_model` and every lens function take (a notebook's own Llama, Qwen, BERT…).
 
-    A model running another attention implementation (SDPA, flash attention: they return
-    no weights, and transformers would hand back nothing or zeros) is switched to eager
-    attention **in place**, so the weights are the model's own, computed exactly;
-    `model.set_attn_implementation("sdpa")` switches it back afterwards. `name` labels
-    the model in figures (default: its config's name or class). Raises ModelLoadError
-    when it cannot be switched, cannot run on a test sentence or returns no attention.
+    The views run on an eager twin of `model` (`eager_twin`: the same weight tensors, its
+    own modules and config), so the weights are the model's own, computed exactly, and the
+    model itself is never changed: it keeps its attention implementation (SDPA, flash
+    attention: they return no weights) and its training mode. `name` labels the model in
+    figures (default: its config's name or class). Raises ModelLoadError when it cannot be
+    switched, cannot run on a test sentence or returns no attention.
     """
     config = getattr(model, "config", None)
     if config is None or not callable(tokenizer):
         raise ValueError("from_model needs a transformers model and its tokenizer")
     label = name or getattr(config, "_name_or_path", "") or type(model).__name__
     current = getattr(config, "_attn_implementation", None) or "eager"
-    if current != "eager":
-        try:
-            model.set_attn_implementation("eager")
-        except Exception as error:  # an architecture without an eager path, say
-            raise ModelLoadError(
-                f"could not switch {label!r} from {current} to eager attention ({error}); "
-                "load it with attn_implementation='eager'",
-                "no_attentions",
-                model=label,
-            ) from None
-    return _wrap(label, model, tokenizer)
+    try:
+        twin = eager_twin(model)
+    except Exception as error:  # an architecture without an eager path, say
+        raise ModelLoadError(
+            f"could not run {label!r} with eager attention instead of {current} ({error}); "
+            "load it with attn_implementation='eager'",
+            "no_attentions",
+            model=label,
+        ) from None
+    return _wrap(label, twin, tokenizer)
 
 
 def load_model(name: str | None = None) -> LoadedModel:

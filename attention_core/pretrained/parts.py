@@ -1,7 +1,7 @@
 """A real model's self-attention layers, found by name, and the hooks that read them:
 the machinery that value norms, the neuron view, ablation (attention_core.lens) and a long
-text through a real model (long.pretrained) share; `queries_keys` rebuilds one layer's
-queries and keys as its scores use them.
+text through a real model (long.pretrained) share (`pretrained.rebuild` rebuilds one layer's
+scores from them).
 
 Hooks are registered on the model the app shares between sessions, so each one acts
 only in the thread that registered it (`this_thread_only`) and is removed on exit
@@ -12,11 +12,10 @@ Shape legend: L layers, H heads, n tokens, D head size, C model width, B batch.
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from attention_core.limits import MAX_TEXT_CHARS
@@ -36,7 +35,6 @@ __all__ = [
     "layers_and_heads",
     "model_inputs",
     "project_heads",
-    "queries_keys",
     "temporary_hooks",
     "this_thread_only",
 ]
@@ -59,6 +57,7 @@ class AttentionLayer:
     head_dim: int
     scaling: float
     num_kv_heads: int  # key/value heads: fewer than num_heads under grouped-query attention
+    clip: float | None = None  # q, k and v clamped to ±clip after the projections (OLMo)
 
     def kv_head(self, head: int) -> int:
         """The key/value head that query head `head` reads (repeat_kv's grouping)."""
@@ -69,6 +68,17 @@ def _linear(module: Any) -> tuple[Any, Any]:
     return module.weight, module.bias
 
 
+def _per_head_fused(module: Any, heads: int) -> tuple[Any, ...]:
+    """A Linear whose output is laid out head by head, (H, 3, D): q, k, v of head 0, then
+    of head 1, … (GPT-NeoX's and BLOOM's query_key_value), as (wq, bq, wk, bk, wv, bv) with
+    each weight (H·D, C) and bias (H·D,)."""
+    w, b = _linear(module)  # (3·H·D, C), (3·H·D,)
+    w = w.view(heads, 3, -1, w.shape[-1])  # (H, 3, D, C)
+    split = [w[:, i].reshape(-1, w.shape[-1]) for i in range(3)]  # 3 × (H·D, C)
+    biases = [None] * 3 if b is None else [b.view(heads, 3, -1)[:, i].reshape(-1) for i in range(3)]
+    return (split[0], biases[0], split[1], biases[1], split[2], biases[2])
+
+
 def attention_layers(model: Any) -> list[AttentionLayer]:
     """The self-attention layers of a BERT-like, GPT-2-like or BART/Llama-like model, or of
     the project's own (the trained reader's `MultiHeadAttention`), in order.
@@ -77,9 +87,11 @@ def attention_layers(model: Any) -> list[AttentionLayer]:
     attention_core.attention's MultiHeadAttention; query/key/value (+ the sibling
     output.dense) for BERT, RoBERTa, MiniLM, ELECTRA; q_lin/k_lin/v_lin/out_lin for
     DistilBERT; c_attn/c_proj (Conv1D, y = x @ W) for GPT-2; qkv_proj/o_proj (fused) for
-    Phi-3; q_proj/k_proj/v_proj/out_proj (or o_proj) elsewhere (BART, Llama, Mistral, Qwen,
-    Gemma). Grouped-query attention (fewer key/value heads, each shared by a group of query
-    heads) is kept as it is.
+    Phi-3; query_key_value/dense (fused head by head: q, k, v of head 0, then of head 1…)
+    for GPT-NeoX, Pythia and BLOOM; q_proj/k_proj/v_proj with out_proj, o_proj or dense
+    elsewhere (BART, Llama, Mistral, Qwen, Gemma, OLMo, StableLM; Phi). Grouped-query
+    attention (fewer key/value heads, each shared by a group of query heads) is kept as it
+    is.
     """
     config = model.config
     if getattr(config, "is_encoder_decoder", False):
@@ -119,25 +131,33 @@ def attention_layers(model: Any) -> list[AttentionLayer]:
             else:
                 bq, bk, bv = b[:q_size], b[q_size : q_size + kv_size], b[q_size + kv_size :]
                 parts = (q, bq, k, bk, v, bv, mod.o_proj)
+        elif hasattr(mod, "query_key_value") and hasattr(mod, "dense"):  # GPT-NeoX, BLOOM
+            h = int(getattr(mod, "num_heads", 0) or getattr(mod, "num_attention_heads", 0) or heads)
+            parts = (*_per_head_fused(mod.query_key_value, h), mod.dense)
         elif all(hasattr(mod, a) for a in ("q_proj", "k_proj", "v_proj")):
-            out = getattr(mod, "out_proj", None) or getattr(mod, "o_proj", None)
+            out = next(
+                (getattr(mod, a) for a in ("out_proj", "o_proj", "dense") if hasattr(mod, a)), None
+            )
             if out is not None:
                 parts = (*_linear(mod.q_proj), *_linear(mod.k_proj), *_linear(mod.v_proj), out)
         if parts is None:
             continue
         wq, bq, wk, bk, wv, bv, out_module = parts
         h = int(getattr(mod, "num_heads", 0) or getattr(mod, "num_attention_heads", 0) or heads)
-        d = int(getattr(mod, "head_dim", 0) or wq.shape[0] // h)
+        d = int(getattr(mod, "head_dim", 0) or getattr(mod, "head_size", 0) or wq.shape[0] // h)
         kv = wk.shape[0] // d  # grouped-query attention: fewer key/value heads, each shared
         if wq.shape[0] != h * d or wk.shape != wv.shape or kv * d != wk.shape[0] or h % kv:
             raise ValueError(f"{name}: an attention layout this lens does not understand")
         wo = out_module.weight.T if type(out_module).__name__ == "Conv1D" else out_module.weight
         scaling = 1.0 / mod.scale if own else getattr(mod, "scaling", None)  # own: ÷√D
+        scaling = getattr(mod, "inv_norm_factor", None) if scaling is None else scaling  # BLOOM
         if scaling is None:  # GPT-2 divides by √D unless told not to
             scaling = d**-0.5 if getattr(mod, "scale_attn_weights", True) else 1.0
-        layers.append(
-            AttentionLayer(mod, out_module, wq, bq, wk, bk, wv, bv, wo, h, d, float(scaling), kv)
+        clip = getattr(getattr(mod, "config", None), "clip_qkv", None)  # OLMo
+        layer = AttentionLayer(
+            mod, out_module, wq, bq, wk, bk, wv, bv, wo, h, d, float(scaling), kv
         )
+        layers.append(replace(layer, clip=float(clip)) if clip else layer)
     if not layers:
         raise ValueError(
             f"no self-attention layers this lens understands in a {type(model).__name__}"
@@ -234,28 +254,3 @@ def layers_and_heads(loaded: LoadedModel) -> tuple[int, int]:
     """(L, H): the self-attention layers, and the heads of the first."""
     layers = attention_layers(loaded.model)
     return len(layers), layers[0].num_heads
-
-
-def queries_keys(
-    part: AttentionLayer, x: torch.Tensor, call: dict[str, Any]
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Every head's q (H, n, D) and every key/value head's k (KV, n, D) of one layer, as its
-    scores use them, from the layer's input x (n, C) and the keyword arguments the model
-    passed it (`call`): the projections, the per-head norms (Qwen3), the rotary positions."""
-    import torch
-
-    module = part.module
-    with torch.no_grad():
-        q = project_heads(x, part.wq, part.bq, part.num_heads)  # (H, n, D)
-        k = project_heads(x, part.wk, part.bk, part.num_kv_heads)  # (KV, n, D)
-        q_norm, k_norm = getattr(module, "q_norm", None), getattr(module, "k_norm", None)
-        q = q if q_norm is None else q_norm(q)  # per-head norms over D (Qwen3)
-        k = k if k_norm is None else k_norm(k)
-        rotary = call.get("position_embeddings")
-        if rotary is not None:  # the cos and sin the model passed this layer
-            apply = getattr(sys.modules[type(module).__module__], "apply_rotary_pos_emb", None)
-            if apply is None:
-                raise ValueError(f"{type(module).__name__}: rotary positions not understood")
-            q, k = apply(q[None], k[None], *rotary)  # (1, H, n, D), (1, KV, n, D)
-            q, k = q[0], k[0]
-    return q, k
