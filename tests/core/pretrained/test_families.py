@@ -15,17 +15,17 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from availability import needs_minilm
 
 from attention_core import lens
 from attention_core.long.pretrained import LongRefused, run_model_long
 from attention_core.pretrained import from_model, run_model, tiny_family
 from attention_core.pretrained.forward import stack_layers
 from attention_core.pretrained.zoo import FAMILY_CONFIGS
+from tests.support.availability import needs_minilm
 
 pytestmark = needs_minilm
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 TABLE = ROOT / "docs" / "library" / "families.md"
 TEXT = "the cat sat on the mat because it was tired, and then it slept."
 LONG = TEXT * 6  # ~100 tokens through the long path

@@ -8,13 +8,13 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-import helpers_teaching
 import pytest
-from apptest_helpers import md_unescape, offline, texts  # noqa: F401 (autouse)
-from availability import needs_minilm
 
 from attention_core.pretrained import load_model, run_model, tiny_family
 from attention_core.pretrained.zoo import FAMILY_CONFIGS
+from tests.support import teaching
+from tests.support.apptest import md_unescape, offline, texts  # noqa: F401 (autouse)
+from tests.support.availability import needs_minilm
 from ui.models import MODEL_STATE
 
 pytestmark = needs_minilm
@@ -40,7 +40,7 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def lens_page(model: str, **state: object):
     state = {MODEL_STATE: model, **state}
-    at = helpers_teaching.open_page("lens", {"text": SENTENCE, "lang": "en"}, state)
+    at = teaching.open_page("lens", {"text": SENTENCE, "lang": "en"}, state)
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     return at
@@ -51,9 +51,7 @@ def test_the_neuron_view_of_every_family_is_the_models_own(zoo: Path, family: st
     model = saved(family, zoo)
     at = lens_page(model, lens_view="neuron", lens_layer=1, lens_head=3, lens_query=5, lens_key=2)
     want = run_model(load_model(model), SENTENCE).attentions[1, 3, 5, 2]
-    assert f"for this pair: {want:.6f}. Rebuilt from q and k: {want:.6f}" in md_unescape(
-        texts(at)
-    )
+    assert f"for this pair: {want:.6f}. Rebuilt from q and k: {want:.6f}" in md_unescape(texts(at))
 
 
 @pytest.mark.parametrize("view", ["maps", "head", "ablation", "sinks"])
