@@ -61,7 +61,8 @@ def test_a_real_models_received_attention_sinks_and_rollout_at_4096_tokens() -> 
     mass of each kind of sink token and the last query's rollout row."""
     from attention_core.lens import SINK_KINDS
     from attention_core.lens.sink_tokens import sink_positions
-    from attention_core.pretrained import from_model, run_model_long
+    from attention_core.long.pretrained import run_model_long
+    from attention_core.pretrained import from_model
     from tests.support.models import minilm_tokenizer, tiny_decoder
 
     tokenizer = minilm_tokenizer()
