@@ -6,7 +6,7 @@ The sentences: the default one (`Settings().text`) and every example of
 data/examples.json that has CJK in it. Each entry is what `tokenize`'s jieba mode cuts
 (`attention_core.tokenize.jieba_spans_live`: spans of the original text). The app looks a
 sentence up there first, so the landing page's first heatmaps on a fresh server do not wait
-for jieba's dictionary; tests/test_known_cuts.py checks every entry against jieba.
+for jieba's dictionary; tests/core/test_known_cuts.py checks every entry against jieba.
 """
 
 from __future__ import annotations

@@ -151,7 +151,7 @@ def row_scores(row: np.ndarray) -> np.ndarray:
     """The scaled scores q·k/√d_k of one softmax row, less their mean: log w − mean log w.
 
     Softmax ignores a constant added to a row, so this is exactly what the scores looked
-    like to it (tests/test_page_quiz.py checks it against a trace's scaled scores). Keys
+    like to it (tests/pages/test_page_quiz.py checks it against a trace's scaled scores). Keys
     with weight 0 (masked) are NaN and left out of the mean.
     """
     w = np.asarray(row, dtype=np.float64)

@@ -201,7 +201,7 @@ def flatness(weights: np.ndarray) -> Flatness:
     Softmax forgets a constant per row, so the scores' spread within a row is read off the
     weights: scaled_ij − mean_j scaled_ij = log w_ij − mean_j log w_ij. Keys with weight 0
     (masked) are left out of both. Checked against the trace's scaled scores in
-    tests/test_stats.py.
+    tests/core/test_stats.py.
     """
     w = np.asarray(weights, dtype=np.float32)
     if w.ndim == 2:

@@ -13,7 +13,7 @@ Modes (`TOKENIZER_MODES`):
     word       letter/digit runs, each punctuation mark or symbol, each CJK character.
     manual     the user's own cut: parts between "|", stripped, empty parts dropped.
 
-Rules shared by all modes (checked by tests/test_tokenize.py):
+Rules shared by all modes (checked by tests/core/test_tokenize.py):
     * every non-special token satisfies `text[t.start:t.end] == t.text`, and its text is never
       blank; tokens come in increasing `start` order and do not overlap. One exception, in
       `wordpiece` only: BERT's normaliser decomposes some characters (NFD turns Hangul 두 into

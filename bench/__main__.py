@@ -91,7 +91,7 @@ IN_PROCESS = {
     "reader": ("section_reader", "run"),  # the trained reader: steps/s, typed → painted
     "visit": ("section_visit", "run"),  # the user's clock: cold start, a new phone, CPU/update
     "atlas": ("section_atlas", "run"),  # head atlas: MiniLM build rate, index size, queries
-    "long": ("section_long", "run"),  # 1 024-4 096 tokens: the long map vs BertViz (issue 26)
+    "long": ("section_long", "run"),  # 1 024-4 096 tokens: the long map vs BertViz
     "long-models": ("section_long_models", "run"),  # a real model's shapes as long maps
     "pace": ("section_pace", "run"),  # the clocks tests no longer assert: slots, watch pace
 }

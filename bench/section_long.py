@@ -1,4 +1,4 @@
-"""Section long: the landing page's long map (issue 26) at 1 024 / 2 048 / 4 096 tokens × 8
+"""Section long: the landing page's long map at 1 024 / 2 048 / 4 096 tokens × 8
 heads, and BertViz's head view of the same text on the same machine.
 
 **The app.** A running server (`bench.app_server`), one Chromium tab. The tab loads a text of

@@ -1,4 +1,4 @@
-"""Section long-models: a real model's long text as maps (issue 26), at 1 024 / 2 048 / 4 096
+"""Section long-models: a real model's long text as maps, at 1 024 / 2 048 / 4 096
 tokens — what a notebook's model costs the server for one long view.
 
 The model is a randomly initialised Llama of a small real size, built offline from its config:

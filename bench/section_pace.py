@@ -3,7 +3,7 @@
 - *places given back* (ui/slots.py): 4 × SLOTS script runs, each inside its place, each
   waiting 0.2 s inside `place_released` (a paced training run between two frames); the
   wall time until all are done. Released, they wait together: about 0.2 s. Had they kept
-  their places it would be 4 × 0.2 s (tests/test_slots.py checks that they all wait at
+  their places it would be 4 × 0.2 s (tests/ui/test_slots.py checks that they all wait at
   once, not how long it takes).
 - *watch pace* (the Train page, its default pace, ~10 s): one Chromium tab of a running
   server, ▶ Train on the default task (300 steps, 31 snapshots), until "Trained 300 steps":

@@ -13,7 +13,7 @@ a change to the script run that answers it being finished.
         update.seconds, update.labels             # how long, and the tokens drawn
 
 Used by `bench/section_load.py` (Locust, 100 simulated students) and the default suite's
-`tests/test_load_protocol.py` (a few students: every reply belongs to its own session).
+`tests/project/test_load_protocol.py` (a few students: every reply belongs to its own session).
 """
 
 from __future__ import annotations

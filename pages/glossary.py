@@ -1,7 +1,7 @@
 """Glossary: the field's terms in English and Traditional Chinese, with short definitions.
 
 The terms are the catalog's glossary (data/i18n/glossary.toml), the same words the
-zh-TW interface uses everywhere (tests/test_i18n.py checks it), so teachers can put them on
+zh-TW interface uses everywhere (tests/core/test_i18n.py checks it), so teachers can put them on
 their slides and students find them on screen.
 """
 

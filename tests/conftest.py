@@ -36,7 +36,7 @@ ARTIFACTS_DIR = Path(__file__).resolve().parent / "artifacts"  # git-ignored
 
 # The suite's two workers (pytest-xdist): longest files first, `alone` tests with the
 # other worker paused. Imported so that pytest finds the hooks in this conftest.
-from tests.workers import pytest_collection_modifyitems, pytest_runtest_protocol  # noqa: E402, F401
+from tests.support.workers import pytest_collection_modifyitems, pytest_runtest_protocol  # noqa: E402, F401
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +52,7 @@ def minilm() -> Path:
 
     Used through `availability.needs_minilm` (pytest.mark.usefixtures("minilm")). Imported
     here, not at the top: attention_core must not load before the offline switches are set."""
-    from availability import require_minilm
+    from tests.support.availability import require_minilm
 
     return require_minilm()
 
@@ -60,10 +60,10 @@ def minilm() -> Path:
 @pytest.fixture(scope="module")
 def loaded() -> Iterator[LoadedModel]:
     """The packaged all-MiniLM-L6-v2 through load_model, offline, once per test module
-    (tests/test_pretrained.py, tests/test_lens.py); skips locally, fails under CI without it."""
-    from availability import require_minilm
-
+    (tests/core/pretrained/test_pretrained.py, tests/core/lens/test_lens.py); skips locally, fails
+    under CI without it."""
     from attention_core.pretrained import load_model
+    from tests.support.availability import require_minilm
 
     require_minilm()
     with pytest.MonkeyPatch.context() as mp:

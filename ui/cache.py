@@ -65,7 +65,7 @@ def import_ui_stack() -> bool:
     On a fresh server many sessions start at once, each in its own script thread. Two
     threads importing pandas for the first time can see it half-initialised ("partially
     initialized module 'pandas' has no attribute 'Series'"), an exception on the page:
-    measured with six simulated students arriving together (tests/test_load_protocol.py).
+    measured with six simulated students arriving together (tests/project/test_load_protocol.py).
     `st.cache_resource` runs this once and makes the other sessions wait for it.
     """
     import numpy  # noqa: F401

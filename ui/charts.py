@@ -19,7 +19,7 @@ The figure travels as Plotly JSON, numpy arrays as base64 typed arrays (plotly.j
 `go.Figure` or as its plain dict (`figures.heads.heads_spec`): building a `go.Figure` and
 `to_json`'s deep copy were a third of the landing page's server CPU per rerun (py-spy),
 so `figure_json` encodes the dicts in place with the standard library's JSON encoder.
-Tests read it back from the component's data (tests/apptest_helpers.py).
+Tests read it back from the component's data (tests/support/apptest.py).
 """
 
 from __future__ import annotations

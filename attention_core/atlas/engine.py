@@ -10,7 +10,7 @@ scheduler of the project's own is involved. Local mode is Dask's own: `scheduler
 
 A parallel build that is killed may leave chunk 5 written and chunk 4 not; the next
 build indexes chunk 4's sentences under a new number. The rows are the same as a serial
-build's (tests/test_atlas_engine.py), the chunk layout may differ.
+build's (tests/core/atlas/test_engine.py), the chunk layout may differ.
 """
 
 from __future__ import annotations

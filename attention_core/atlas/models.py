@@ -1,6 +1,6 @@
 """The models an atlas reads, behind one interface: each turns sentences into every layer's
 attention, through the path the app itself uses for that model, so the index's numbers are
-the app's numbers (tests/test_atlas.py checks them against the on-the-fly path).
+the app's numbers (tests/core/atlas/test_atlas.py checks them against the on-the-fly path).
 
     untrained   the landing page's seeded module with the sidebar's defaults
                 (`pipeline.analyze`: tokenizer "auto", multi-head, embed_dim 16, 4 heads,

@@ -9,7 +9,7 @@ every attention row as it is, and make q·k readable as closeness in one joint s
 - **scale** q by s and k by 1/s, s = √(mean‖k‖ / mean‖q‖): q·k is unchanged and both
   clouds get the same mean norm, so ‖q − k‖² = ‖q‖² + ‖k‖² − 2 q·k follows −q·k up to
   the keys' own norms (rank correlation per query row 0.3-0.7 on the project's heads,
-  tests/test_atlas_project.py); queries and keys form one cloud instead of two apart.
+  tests/core/atlas/test_project.py); queries and keys form one cloud instead of two apart.
 
 Then queries and keys are projected together onto their first two principal components
 (NumPy's SVD; no extra package), or laid out by t-SNE (scikit-learn's, seeded, started from

@@ -443,7 +443,7 @@ def plot_heads(grid: HeadGrid, *, row_shares: bool = False, **options: Any) -> g
     causal rows on the relative scale keep 1/n unless `row_shares` (the masks page says so).
 
     Not validated property by property (on every rerun: 16 → 4 ms at 32 tokens × 8 heads);
-    the dicts follow Plotly's schema, and tests/test_figures_heads.py checks that the
+    the dicts follow Plotly's schema, and tests/core/figures/test_heads.py checks that the
     validated figure is the same."""
     spec = heads_spec(grid, row_shares=row_shares, **options)
     return go.Figure(data=spec["data"], layout=spec["layout"], _validate=False)

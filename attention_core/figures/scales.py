@@ -45,7 +45,7 @@ RELATIVE_COLORSCALE = "RdBu_r"  # blue: less than an even share, white: even, re
 RELATIVE_MAX = 2.0  # the relative scale runs 0 … 2 × the even share, 1 × in the middle
 SCALES = ("relative", "absolute", "contrast")
 # Relative by default: an untrained head's weights all lie near 1/n, a few percent of a
-# 0…1 scale (a white picture), but spread over most of 0…2 × 1/n (tests/test_figures_heads.py)
+# 0…1 scale (a white picture), but spread over most of 0…2 × 1/n (tests/core/figures/test_heads.py)
 DEFAULT_SCALE = "relative"
 
 

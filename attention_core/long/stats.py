@@ -8,7 +8,7 @@ Every statistic is a sum over rows, or a maximum, so the blocks add up: row entr
 weight, the weights on the token itself, the previous, the first and the last token,
 Σ_j w_ij |i − j|, and the column sums (for the key with the most weight in total). For n ≤
 MAX_TOKENS the results equal head_stats on the full weights within limits.EXACT
-(tests/test_longstats.py). A causal block only reads the keys up to its last row: the later
+(tests/core/long/test_stats.py). A causal block only reads the keys up to its last row: the later
 ones are 0 and add nothing to any sum.
 
 Measured on the shared 2-core machine, one torch thread, 4 096 tokens × 8 heads × D = 8

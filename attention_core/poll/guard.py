@@ -6,7 +6,7 @@ store issues it when a student joins and checks it on every join and answer, so 
 typed by hand, or edited, is refused ("forged"). The tag covers the class's random id,
 not its 4-letter code: an id is valid in the one class it was issued for and refused in
 any other, including a later class that reuses the same code. That is what *replay*
-means here: presenting an id outside the class that issued it (tests/test_poll_guard.py).
+means here: presenting an id outside the class that issued it (tests/core/poll/test_guard.py).
 
 A copied link (a classmate's `sid` in the same class) carries a valid id, so the id alone
 cannot tell the two phones apart: the seat is *held* by one browser session at a time.

@@ -7,7 +7,7 @@
 
 So every step a page shows for the trained weights (Q, K, V, QKᵀ, ÷√d_k, softmax, ·V) is
 the step the trained model itself computes at that layer: `layer_trace(...).weights` is
-the model's own attention (tests/test_reader.py checks it against `ReaderLM.forward`).
+the model's own attention (tests/core/reader/test_reader.py checks it against `ReaderLM.forward`).
 
 Shape legend: B sentences, n tokens ([BOS] included), C embed_dim, H heads.
 """

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tests.helpers_qr import read_qr
+from tests.support.qr import read_qr
 
 from .chromium import APP_TIMEOUT_MS, VIEWPORT
 from .server import ARTIFACTS_DIR, ServerLog

@@ -1,6 +1,6 @@
 """End-to-end fixtures: the real app in a Streamlit server, driven by headless Chromium.
 
-AppTest (tests/test_page_*.py) runs the scripts without a browser; these tests check what
+AppTest (tests/pages/) runs the scripts without a browser; these tests check what
 only a browser shows: Plotly actually painting the heatmaps, CJK glyphs, typed input, the
 address bar reproducing a view, user text staying inert.
 

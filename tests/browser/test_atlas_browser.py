@@ -29,10 +29,7 @@ pytestmark = pytest.mark.browser
 def atlas_server(
     browser: Browser, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, Path]]:
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from helpers_atlas import build_fixture_index
+    from tests.support.atlas import build_fixture_index
 
     index = build_fixture_index(tmp_path_factory.mktemp("atlas-browser") / "index")
     before = os.environ.get("ATTENTION_STUDIO_ATLAS")

@@ -1,5 +1,5 @@
-"""Issue 27's lecturer walk in real headless Chromium, at the two sizes it was seen at
-(1920 × 1080 and a 390 × 844 phone): no two numbers written into heatmap cells run into
+"""The classroom review's lecturer walk in real headless Chromium, at the two sizes it was
+seen at (1920 × 1080 and a 390 × 844 phone): no two numbers written into heatmap cells run into
 each other (the padded batch on Encoder vs decoder, the four positions maps), and the
 titles of Step by step's steps 3 and 5 stay clear of their upright column labels.
 

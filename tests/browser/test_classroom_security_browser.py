@@ -1,5 +1,5 @@
 """The class poll's security and a phone's landing, in real headless Chromium, several
-browser contexts at once (issue 27, "the class poll: secure and durable").
+browser contexts at once ("the class poll: secure and durable").
 
 - A phone (390 × 844) sees no "open a class" section, and a wrong code's message appears
   beside the code field, not at the bottom of the page.

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from apptest_helpers import shown_labels
 from playwright.sync_api import Locator, Page
 
 from attention_core.i18n import t as catalog_text
+from tests.support.apptest import shown_labels
 
 from .checks import (
     alerts,

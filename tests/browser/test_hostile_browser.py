@@ -17,12 +17,12 @@ import re
 from urllib.parse import urlencode
 
 import pytest
-from apptest_helpers import shown_labels
 from playwright.sync_api import Locator, Page, expect
 
 from attention_core.export import spreadsheet_text
 from attention_core.pipeline import token_labels
 from attention_core.tokenize import tokenize
+from tests.support.apptest import shown_labels
 
 from .checks import alerts, assert_no_exception, collect_dialogs, collect_page_errors, screenshot
 from .waits import expect_rerun, open_page, wait_for_heatmaps
@@ -141,7 +141,7 @@ def test_odd_bytes_in_the_link_still_give_a_page(app_server: str, page: Page):
 
 def test_one_students_huge_view_does_not_block_a_classmate(app_server: str, new_page):
     """The largest view anyone can ask for (a long map of 4 096 tokens, embed_dim 1024,
-    64 heads: issue 26) in one tab; meanwhile a classmate's edits keep coming back."""
+    64 heads: a long map) in one tab; meanwhile a classmate's edits keep coming back."""
     hog, classmate = new_page(), new_page()
     open_page(classmate, app_server, params={"text": "the cat sat", **SMALL, "tokenizer": "word"})
     wait_for_heatmaps(classmate, 2)

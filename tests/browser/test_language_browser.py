@@ -1,4 +1,4 @@
-"""The Chinese interface is Chinese throughout, and the English one English (issue #11).
+"""The Chinese interface is Chinese throughout, and the English one English.
 
 For each language, every page of the navigation is opened in headless Chromium and every
 visible string gathered: the innerText of the main area and the sidebar, the `title`,

@@ -1,6 +1,6 @@
 """A lecturer's whole lesson, scripted, in real Chromium: the walk that would have caught
-issue #11 (switch the language, then click anything: the browser sent the old language's
-label and the app crashed).
+the language-switch crash (switch the language, then click anything: the browser sent the
+old language's label and the app crashed).
 
 Load → 繁體中文 → type a sentence → change every sidebar widget → open every page from the
 sidebar's navigation and operate at least one of its widgets (train a model, play a quiz

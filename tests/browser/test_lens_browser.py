@@ -146,9 +146,8 @@ def test_minimal_pairs_paint_ranking_rows_and_difference(app_server: str, page: 
 def test_an_encoder_decoder_typed_as_a_folder_shows_cross_attention(
     app_server: str, page: Page, tmp_path
 ) -> None:
-    from availability import require_minilm
-
     from attention_core.pretrained import build_tiny_model
+    from tests.support.availability import require_minilm
 
     require_minilm()  # the tiny model's tokenizer is the packaged vocabulary
     folder = build_tiny_model("encoder-decoder", tmp_path / "bart")
@@ -209,7 +208,7 @@ def test_knocking_out_every_head_of_a_long_text_shows_a_bar_and_cancels(
     screenshot(page, "lens-ablation-cancelled")
 
     main_area(page).get_by_role("button", name="Knock out every head again").click()
-    bar.wait_for(timeout=60_000)  # running again (its end: tests/test_page_lens.py)
+    bar.wait_for(timeout=60_000)  # running again (its end: tests/pages/test_page_lens.py)
     cancel.click()
     cancelled.wait_for(timeout=30_000)
     assert cancel.count() == 0 and bar.count() == 0

@@ -2,7 +2,7 @@
 
 20 browser contexts (one Chromium, Playwright's async API, driven concurrently with
 asyncio.gather) each open the app and edit the sentence EDITS times with their own texts
-("session 7 edit 3 ..."). Every update must bring that session its own labels on every
+("session <i> edit <j> ..."). Every update must bring that session its own labels on every
 head (no state or cached result of another session may leak in), a session opened in the
 middle of the load must get its first heatmap painted, and the server must log no error.
 

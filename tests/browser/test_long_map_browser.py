@@ -1,4 +1,4 @@
-"""The landing page's long map (issue 26) in real Chromium at 4 096 tokens: the overview paints
+"""The landing page's long map in real Chromium at 4 096 tokens: the overview paints
 for every head in colours relative to an even share (equal to attention_core.long.scale's),
 a zoom fetches exact cells equal to the model's weights with token labels that never
 overlap, find jumps to the row, the colour scale switches (bar and colours), the page never
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +23,12 @@ from attention_core.long.run import find_rows
 from attention_core.long.scale import relative_cells, relative_values
 from attention_core.settings import ModelSettings
 from attention_core.tokenize import tokenize
+from tests.pages.test_page_heatmaps_long import SENTENCES, reference_rows
 
 from .checks import assert_no_exception, screenshot
 from .chromium import new_context
 from .waits import expect_rerun, open_page
 from .widgets import main_area
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from test_page_heatmaps_long import SENTENCES, reference_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 

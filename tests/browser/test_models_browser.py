@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Page
 
 from attention_core.attention_file import read_attention
-from tests.helpers_files import independent_reads
+from tests.support.files import independent_reads
 
 from .checks import alerts, assert_no_exception, collect_page_errors, screenshot
 from .waits import expect_rerun, open_page, wait_for_heatmaps

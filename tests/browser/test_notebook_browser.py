@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from availability import require_minilm, unavailable
+
+from tests.support.availability import require_minilm, unavailable
 
 from .checks import collect_page_errors
 

@@ -1,7 +1,7 @@
 """Every page's own widgets, operated in real Chromium, in both languages.
 
 AppTest sets widget values directly; here the browser sends them, as labels, the way a
-student's clicks do (issue #11: after a language switch the browser sent the old
+student's clicks do (the language-switch crash: after a language switch the browser sent the old
 language's label and the next click crashed the page). Each test opens a page, operates
 its widgets, switches the language in the sidebar and operates them again; after every
 step the charts must be painted and the page free of exception and error boxes. For the

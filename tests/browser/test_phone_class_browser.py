@@ -1,4 +1,4 @@
-"""Issue 27, items 9 and 10 in headless Chromium: a student's phone (390 × 844, touch) on
+"""Phones in class, in headless Chromium: a student's phone (390 × 844, touch) on
 the Chinese landing page and the quiz, and the projector (1920 × 1080).
 
 Phone: every tap target Streamlit draws is at least 44 px both ways (the sidebar's arrow,

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.helpers_qr import read_qr
+from tests.support.qr import read_qr
 
 from .checks import assert_no_exception, collect_page_errors
 from .chromium import APP_TIMEOUT_MS as WAIT_MS

@@ -1,4 +1,4 @@
-"""The pretrained page's long map (issue 26) in real Chromium, walked as an engineer with a
+"""The pretrained page's long map in real Chromium, walked as an engineer with a
 notebook's model does: type the folder of a Llama with an 8 192-token context (a tiny random
 one, saved offline), read a 4 096-token text as a map, zoom to exact cells equal to
 transformers' own weights, switch layer, switch to Chinese mid-session and keep working, and
@@ -32,10 +32,10 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, np.ndarray]:
     """The folder of a tiny Llama (8 192-token context) and its own eager weights for TEXT's
     first 4 096 tokens, (L, H, n, n), from transformers directly."""
     import torch
-    from availability import require_minilm
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from attention_core.pretrained import build_tiny_model
+    from tests.support.availability import require_minilm
 
     require_minilm()  # its tokenizer is the packaged model's vocabulary
     folder = str(build_tiny_model("llama", tmp_path_factory.mktemp("llama"), context=8192))

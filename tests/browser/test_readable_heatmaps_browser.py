@@ -1,4 +1,4 @@
-"""Issue 13 in real headless Chromium: the landing page readable at every size.
+"""Readable heatmaps in real headless Chromium: the landing page readable at every size.
 
 Measured from what Chromium drew: the geometry of every tick label of the heads chart
 (rotated ones included: `getBoundingClientRect` of a -90° label is its rotated box), which
@@ -203,7 +203,7 @@ def test_lecturer_walk_colours_language_and_the_way_to_meaning(app_server: str, 
     screenshot(page, "readable-walk-zh-contrast")
 
     # one click to the same sentence in the pretrained model, and back
-    from availability import require_minilm
+    from tests.support.availability import require_minilm
 
     require_minilm()
     with expect_rerun(page):

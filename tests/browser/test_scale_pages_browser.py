@@ -1,4 +1,4 @@
-"""Issue 13's colour scale on the pages beyond the landing page, in real Chromium.
+"""The relative colour scale on the pages beyond the landing page, in real Chromium.
 
 On each page that draws attention heatmaps (encoder vs decoder, train, √d_k scaling, the
 lens and the pretrained model view) a student clicks another colour scale in the segmented
@@ -75,7 +75,7 @@ def test_clicking_a_colour_scale_changes_the_colour_bar_in_both_languages(
 ) -> None:
     params, one_axis = PAGES[path]
     if path in ("lens", "pretrained"):
-        from availability import require_minilm
+        from tests.support.availability import require_minilm
 
         require_minilm()
     open_page(page, app_server, path, {**params, "lang": "en"})

@@ -103,10 +103,10 @@ def test_send_to_compare_opens_compare_with_the_settings_kept(page, app_server):
     assert query["text"] == ["中和有一個永和路"] and query["seed"] == ["5"]
 
 
-# --- issue 14: watching a run, playback, the induction detector, in both languages -----------
+# --- watching a run, playback, the induction detector, in both languages ---------------------
 
 
-@pytest.mark.alone  # counts the snapshots a live run paints over its ~10 s (tests/workers.py)
+@pytest.mark.alone  # counts the snapshots a live run paints in ~10 s (tests/support/workers.py)
 def test_a_run_is_watched_replayed_and_an_induction_head_is_named_in_both_languages(
     page, app_server
 ):
@@ -135,7 +135,7 @@ def test_a_run_is_watched_replayed_and_an_induction_head_is_named_in_both_langua
     with expect_rerun(page):
         # Each playback frame mounts its charts under new keys (ui/train_playback.py), so the
         # page reflows under the button several times a second and Playwright's hit test can
-        # keep landing on a chart until playback ends (CI, session 8). The click itself, as
+        # keep landing on a chart until playback ends (seen under CI). The click itself, as
         # the button receives it, is what is tested here; the reflow is a known defect.
         main.get_by_role("button", name="❚❚ Pause").dispatch_event("click")
     frames = page.evaluate(STOP_FRAMES_JS)

@@ -1,0 +1,1 @@
+"""Helpers shared by the tests, imported one way: `from tests.support.apptest import run_app`."""
