@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from availability import needs_minilm
 
 from attention_core.notebook import NotebookInputError, as_attention, head_view
+from tests.support.availability import needs_minilm
 
 
 @pytest.mark.parametrize(
@@ -37,9 +37,8 @@ def test_numpy_integers_pick_layers_and_heads() -> None:
 @needs_minilm
 def test_a_neuron_view_of_a_long_text_says_what_cut_it() -> None:
     """No silent 512: the title names the view's bound and the query it leaves."""
-    from helpers_models import minilm_tokenizer, tiny_decoder
-
     from attention_core.notebook import neuron_view
+    from tests.support.models import minilm_tokenizer, tiny_decoder
 
     tokenizer = minilm_tokenizer()
     model = tiny_decoder("LlamaConfig", tokenizer.vocab_size, num_key_value_heads=2)

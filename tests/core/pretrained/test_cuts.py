@@ -4,10 +4,10 @@ model_max_length (below the model's context), the characters — in the library'
 from __future__ import annotations
 
 import pytest
-from availability import needs_minilm
 
 from attention_core.long.pretrained import run_model_long
 from attention_core.pretrained import from_model, run_model, tiny_family
+from tests.support.availability import needs_minilm
 
 pytestmark = needs_minilm
 

@@ -189,7 +189,8 @@ def test_the_pretrained_page_labels_characters_not_byte_pieces(gpt2, tmp_path) -
     """The app's Pretrained page on the saved model: its heatmap's labels are the text's
     characters and its cells the model's own weights pooled by hand."""
     import helpers_teaching
-    from apptest_helpers import chart, weights_of
+
+    from tests.support.apptest import chart, weights_of
 
     tokenizer, model, _, _ = gpt2
     model.save_pretrained(tmp_path)

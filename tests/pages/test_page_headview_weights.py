@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 
-import helpers_teaching
 import numpy as np
 import pytest
 import torch
-from apptest_helpers import offline  # noqa: F401 (autouse)
-from availability import needs_minilm, require_minilm
 
 from attention_core.limits import EXACT
+from tests.support import teaching as helpers_teaching
+from tests.support.apptest import offline  # noqa: F401 (autouse)
+from tests.support.availability import needs_minilm, require_minilm
 from ui.headview import HEAD_VIEW_COMPONENT
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
