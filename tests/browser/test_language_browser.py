@@ -24,6 +24,7 @@ land in tests/artifacts/lang-*.png.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -247,8 +248,27 @@ def _user_words(lang: str, path: str = "") -> set[str]:
     return set(re.findall(r"[A-Za-z]+", text))
 
 
+@functools.cache
+def _corpus_text() -> str:
+    """The sentences the atlas's shipped index reads (its corpus sample): data the Atlas
+    page shows as it is, in whichever language they were written."""
+    from attention_core.atlas.shipped import SAMPLE_DIR
+
+    return (SAMPLE_DIR / "heldout.txt").read_text("utf-8")
+
+
+def _not_corpus(found: list[str], path: str) -> list[str]:
+    """On the Atlas page, the words and runs of characters its corpus sentences hold are
+    the corpus's, not the interface's."""
+    return [w for w in found if w not in _corpus_text()] if path == "atlas" else found
+
+
 def _foreign(lang: str, text: str, path: str) -> list[str]:
     """The parts of `text` in the other language that no allowlist covers."""
+    return _not_corpus(_foreign_words(lang, text, path), path)
+
+
+def _foreign_words(lang: str, text: str, path: str) -> list[str]:
     text = _clean(text)
     if lang == "en":
         for allowed in ZH_ALLOWED_IN_EN:

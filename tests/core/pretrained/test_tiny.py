@@ -127,7 +127,7 @@ def test_the_lens_reads_a_decoders_heads_and_refuses_an_encoder_decoder(tiny) ->
 
 # --- a model already in memory ----------------------------------------------------------------
 @pytest.mark.parametrize("family", FAMILIES)
-def test_an_sdpa_model_from_memory_is_switched_to_eager_and_equals_transformers(
+def test_an_sdpa_model_from_memory_is_read_eagerly_and_left_as_it_was(
     tiny, family: str
 ) -> None:
     from transformers import AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM
@@ -139,8 +139,10 @@ def test_an_sdpa_model_from_memory_is_switched_to_eager_and_equals_transformers(
     folder = tiny[family].name
     mine = auto[family].from_pretrained(folder, local_files_only=True)  # the default: SDPA
     assert mine.config._attn_implementation != "eager"
+    before = mine.config._attn_implementation
     loaded = from_model(mine, tiny[family].tokenizer, name="my model")
-    assert mine.config._attn_implementation == "eager"  # switched in place, as documented
+    assert mine.config._attn_implementation == before  # the user's model is never changed
+    assert loaded.model.config._attn_implementation == "eager"  # its twin reads the weights
     assert (loaded.name, loaded.family, loaded.num_layers) == ("my model", family, 2)
     result = run_model(loaded, SENTENCE, generate=0)
     reference = run_model(tiny[family], SENTENCE, generate=0)  # loaded eager from the folder
