@@ -15,14 +15,25 @@ import torch
 import transformers
 
 from attention_core.decode import MAX_DECODE_STEPS, DecodeRefused, decode
+from attention_core.decode.hf_steps import final_norm
 from attention_core.limits import EXACT
-from attention_core.pretrained import tiny_family
+from attention_core.pretrained import from_model, tiny_family
 from attention_core.reader import load_shipped
 
 FAMILIES = ("llama", "qwen2", "gpt2")
 PROMPT = "the cat sat on the"
 STEPS = 6
 READER_PROMPT = "今天天氣很好，我們"
+
+
+def uneven_norm(model):
+    """`model` with its final norm's weights made uneven: a fresh model's are all 1, under
+    which a second pass through the norm changes nothing, so a lens that normed twice
+    would pass unseen."""
+    norm = final_norm(model)
+    with torch.no_grad():
+        norm.weight.copy_(torch.linspace(0.5, 2.0, norm.weight.numel()))
+    return model
 
 
 @pytest.fixture(scope="module")
@@ -34,18 +45,19 @@ def reader():
 def family(request):
     """(family, the model as a user holds it: transformers' default SDPA, its tokenizer)."""
     model, tokenizer = tiny_family(request.param, attn_implementation="sdpa", context=64)
-    return request.param, model, tokenizer
+    model.generation_config.eos_token_id = None  # every step written, for generate() too
+    return request.param, uneven_norm(model), tokenizer
 
 
 def eager(family_name: str):
     """The same weights (the same seed) with eager attention: the reference's attentions."""
     model, _ = tiny_family(family_name, context=64)
-    return model
+    return uneven_norm(model)
 
 
 def full_forward(model, ids: list[int]):
     with torch.no_grad():
-        return model(torch.tensor([ids]), output_attentions=True)
+        return model(torch.tensor([ids]), output_attentions=True, output_hidden_states=True)
 
 
 def test_greedy_tokens_are_generates(family) -> None:
@@ -57,12 +69,32 @@ def test_greedy_tokens_are_generates(family) -> None:
     assert model.config._attn_implementation == "sdpa"  # the user's model is unchanged
 
 
+def test_a_loaded_model_writes_what_its_transformers_model_writes(family) -> None:
+    _, model, tokenizer = family
+    loaded = from_model(model, tokenizer)
+    assert (
+        decode(loaded, PROMPT, STEPS).ids == decode(model, PROMPT, STEPS, tokenizer=tokenizer).ids
+    )
+
+
+def test_the_end_of_text_token_stops_the_run_where_generate_stops() -> None:
+    model, tokenizer = tiny_family("gpt2", attn_implementation="sdpa", context=64)
+    uneven_norm(model)  # this GPT-2 then writes [SEP], its end-of-text token, at once
+    r = decode(model, PROMPT, STEPS, tokenizer=tokenizer)
+    prompt = torch.tensor([r.ids[: r.prompt_length]])
+    expected = model.generate(prompt, do_sample=False, max_new_tokens=STEPS)[0].tolist()
+    assert r.ids == expected and len(r.steps) < STEPS
+    assert r.steps[-1].token_id == model.generation_config.eos_token_id
+    assert "end-of-text token at step" in r.stopped
+
+
 def test_every_row_is_the_last_row_of_the_eager_models_full_forward(family) -> None:
     name, model, tokenizer = family
     r = decode(model, PROMPT, STEPS, tokenizer=tokenizer)
     reference = eager(name)
     L = reference.config.num_hidden_layers
     H = reference.config.num_attention_heads
+    assert len(r.steps) == STEPS and r.stopped is None
     for i, step in enumerate(r.steps):
         t = r.prompt_length + i
         out = full_forward(reference, r.ids[:t])
@@ -84,6 +116,21 @@ def test_the_last_layers_lens_is_the_models_logits(family) -> None:
         assert np.abs(step.lens_probs[-1] - top.values.numpy()).max() <= EXACT
         assert np.abs(step.top_probs - top.values.numpy()).max() <= EXACT
         assert step.lens_ids.shape == (reference.config.num_hidden_layers, 5)
+
+
+def test_each_layers_lens_reads_the_full_forwards_residual_stream(family) -> None:
+    name, model, tokenizer = family
+    r = decode(model, PROMPT, STEPS, tokenizer=tokenizer)
+    reference = eager(name)
+    head, norm = reference.get_output_embeddings(), final_norm(reference)
+    for i, step in enumerate(r.steps):
+        states = full_forward(reference, r.ids[: r.prompt_length + i]).hidden_states
+        for layer in range(len(states) - 2):  # the last is checked against the logits
+            with torch.no_grad():
+                logits = head(norm(states[layer + 1][0, -1]))  # (V,)
+            top = torch.topk(torch.softmax(logits, -1), 5)
+            np.testing.assert_array_equal(step.lens_ids[layer], top.indices.numpy())
+            assert np.abs(step.lens_probs[layer] - top.values.numpy()).max() <= EXACT
 
 
 def test_a_seeded_sampled_run_repeats_and_draws_within_top_k(family) -> None:

@@ -22,7 +22,7 @@ from attention_core.decode.result import CacheSize, DecodeRefused
 from attention_core.pretrained.forward import model_family
 from attention_core.pretrained.load import LoadedModel, from_model
 
-__all__ = ["FINAL_NORMS", "HFStepper", "hf_stepper"]
+__all__ = ["FINAL_NORMS", "HFStepper", "final_norm", "hf_stepper"]
 
 # where families keep the norm before the unembedding (Llama, Qwen, Mistral: model.norm;
 # GPT-2, GPT-J, BLOOM: transformer.ln_f; GPT-NeoX: final_layer_norm; Phi: final_layernorm)
@@ -99,8 +99,7 @@ class HFStepper:
         self.head = self.model.get_output_embeddings()
         self.norm = final_norm(self.model)
         self.vocab_size = int(self.head.weight.shape[0])
-        eos = self.model.generation_config.eos_token_id
-        eos = self.model.config.eos_token_id if eos is None else eos
+        eos = self.model.generation_config.eos_token_id  # where generate() reads it
         self.eos_ids = frozenset([] if eos is None else [eos] if isinstance(eos, int) else eos)
         self.cache: Any = None
         self.normed_last: bool | None = None  # whether hidden_states[-1] is after the norm
@@ -161,7 +160,7 @@ class HFStepper:
                 f"{self.name}'s query met {rows.shape[-1]} of the {cache.positions} cached "
                 "positions (a sliding-window cache): its rows would not cover the prefix"
             )
-        logits = out.logits[0, -1].float()  # (V,)
+        logits = out.logits[0, -1].float().cpu()  # (V,), chosen from on the CPU
         last = [s[0, -1] for s in states[1:]]  # L × (C,): each layer's residual stream
         if self.normed_last is None:
             self.normed_last = self._find_last(last[-1], logits)
@@ -175,7 +174,7 @@ class HFStepper:
         gives the model's own logits; refused when neither does (a soft cap, a scale)."""
         scale = 1e-4 * max(1.0, float(logits.abs().max()))
         for normed_last, x in ((True, state), (False, self.norm(state))):
-            if torch.allclose(self.head(x).float(), logits, atol=scale, rtol=0):
+            if torch.allclose(self.head(x).float().cpu(), logits, atol=scale, rtol=0):
                 return normed_last
         raise DecodeRefused(
             f"{self.name}'s logits are not its unembedding of its final norm (a soft cap or "
