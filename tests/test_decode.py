@@ -133,6 +133,22 @@ def test_each_layers_lens_reads_the_full_forwards_residual_stream(family) -> Non
             assert np.abs(step.lens_probs[layer] - top.values.numpy()).max() <= EXACT
 
 
+def test_a_soft_capped_models_lens_is_its_capped_logits() -> None:
+    """Gemma 2 caps its logits after the unembedding (eager: it has no SDPA path here); a
+    cap this small moves every logit, so a lens without it would be refused."""
+    model, tokenizer = tiny_family("gemma2", context=64)
+    uneven_norm(model).config.final_logit_softcapping = 0.5
+    model.generation_config.eos_token_id = None
+    r = decode(model, PROMPT, 3, tokenizer=tokenizer)
+    for i, step in enumerate(r.steps):
+        out = full_forward(model, r.ids[: r.prompt_length + i])
+        top = torch.topk(torch.softmax(out.logits[0, -1], -1), 5)
+        np.testing.assert_array_equal(step.lens_ids[-1], top.indices.numpy())
+        assert np.abs(step.lens_probs[-1] - top.values.numpy()).max() <= EXACT
+        rows = torch.stack([a[0, :, -1] for a in out.attentions]).numpy()  # (L, H, t)
+        assert np.abs(step.attention - rows).max() <= EXACT
+
+
 def test_a_seeded_sampled_run_repeats_and_draws_within_top_k(family) -> None:
     _, model, tokenizer = family
     runs = [

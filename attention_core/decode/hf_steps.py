@@ -101,6 +101,8 @@ class HFStepper:
         self.vocab_size = int(self.head.weight.shape[0])
         eos = self.model.generation_config.eos_token_id  # where generate() reads it
         self.eos_ids = frozenset([] if eos is None else [eos] if isinstance(eos, int) else eos)
+        # Gemma 2 and 3 soft-cap the logits after the unembedding: the lens does the same
+        self.cap = getattr(self.model.config, "final_logit_softcapping", None)
         self.cache: Any = None
         self.normed_last: bool | None = None  # whether hidden_states[-1] is after the norm
 
@@ -166,19 +168,27 @@ class HFStepper:
             self.normed_last = self._find_last(last[-1], logits)
         normed = [self.norm(s) for s in last[:-1]]
         normed.append(last[-1] if self.normed_last else self.norm(last[-1]))
-        lens = self.head(torch.stack(normed)).float()  # (L, V)
+        lens = self._unembed(torch.stack(normed))  # (L, V)
         return Pass(logits=logits, rows=rows.cpu().numpy(), lens=lens.cpu(), cache=cache)
+
+    def _unembed(self, x: torch.Tensor) -> torch.Tensor:
+        """States (…, C) → logits (…, V) float32 on the CPU, as the model's head makes them."""
+        logits = self.head(x).float()
+        if self.cap:
+            logits = torch.tanh(logits / self.cap) * self.cap
+        return logits.cpu()
 
     def _find_last(self, state: torch.Tensor, logits: torch.Tensor) -> bool:
         """Is the last of hidden_states already normed (GPT-2, Llama) or not? Whichever
         gives the model's own logits; refused when neither does (a soft cap, a scale)."""
         scale = 1e-4 * max(1.0, float(logits.abs().max()))
         for normed_last, x in ((True, state), (False, self.norm(state))):
-            if torch.allclose(self.head(x).float().cpu(), logits, atol=scale, rtol=0):
+            if torch.allclose(self._unembed(x), logits, atol=scale, rtol=0):
                 return normed_last
         raise DecodeRefused(
-            f"{self.name}'s logits are not its unembedding of its final norm (a soft cap or "
-            "a scale after it): a logit lens through them would not be the model's own"
+            f"{self.name}'s logits are not its unembedding of its final norm (a scale or a "
+            "cap after it that the lens does not know): a logit lens through them would not "
+            "be the model's own"
         )
 
 
