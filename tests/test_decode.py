@@ -149,6 +149,22 @@ def test_a_soft_capped_models_lens_is_its_capped_logits() -> None:
         assert np.abs(step.attention - rows).max() <= EXACT
 
 
+def test_a_sliding_window_layers_row_is_the_full_forwards_with_the_dropped_keys_at_0() -> None:
+    model, tokenizer = tiny_family("gemma2", context=64)  # layers alternate: sliding, full
+    model.config.sliding_window = 4
+    model.generation_config.eos_token_id = None
+    r = decode(model, PROMPT, STEPS, tokenizer=tokenizer)
+    assert len(r.steps) == STEPS
+    for i, step in enumerate(r.steps):
+        t = r.prompt_length + i
+        out = full_forward(model, r.ids[:t])
+        rows = torch.stack([a[0, :, -1] for a in out.attentions]).numpy()  # (L, H, t)
+        assert step.attention.shape[-1] == t
+        assert np.abs(step.attention - rows).max() <= EXACT
+        kept = step.cache.layer_positions
+        assert kept[1] == t and kept[0] < t  # the sliding layer keeps its window only
+
+
 def test_a_seeded_sampled_run_repeats_and_draws_within_top_k(family) -> None:
     _, model, tokenizer = family
     runs = [
@@ -190,6 +206,7 @@ def test_the_cache_holds_the_shared_kv_heads_and_grows_by_one_position() -> None
         t = r.prompt_length + i
         cache = step.cache
         assert (cache.positions, cache.heads, cache.kv_heads) == (t, 4, 2)
+        np.testing.assert_array_equal(cache.layer_positions, [t, t])
         per_layer = config.num_key_value_heads * t * head_dim * 4  # float32: (1, KV, t, D)
         np.testing.assert_array_equal(cache.keys_bytes, [per_layer] * 2)
         np.testing.assert_array_equal(cache.values_bytes, [per_layer] * 2)

@@ -5,7 +5,8 @@ own cache: a DynamicCache), `use_cache=True`, `output_attentions=True` on eager 
 and `output_hidden_states=True`: the attention it returns is the new query against every
 cached key (1, H, 1, t) per layer, which is exactly the row that chooses the next token;
 nothing earlier is recomputed. The model runs as `pretrained.from_model`'s eager twin, so
-the user's model (SDPA, its hooks, its mode) is never changed.
+the user's model (SDPA, its hooks, its mode) is never changed. A sliding-window layer's
+cache keeps only its window: its row is the window's weights, the keys it dropped at 0.
 
 Shape legend: L layers, H query heads, t cached positions, C width, V vocabulary.
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from attention_core.decode.passes import Pass
 from attention_core.decode.result import CacheSize, DecodeRefused
@@ -104,6 +106,7 @@ class HFStepper:
         # Gemma 2 and 3 soft-cap the logits after the unembedding: the lens does the same
         self.cap = getattr(self.model.config, "final_logit_softcapping", None)
         self.cache: Any = None
+        self.fed = 0  # positions read so far (a sliding-window layer keeps fewer)
         self.normed_last: bool | None = None  # whether hidden_states[-1] is after the norm
 
     def encode(self, prompt: str) -> list[int]:
@@ -155,13 +158,9 @@ class HFStepper:
         attentions, states = out.attentions, out.hidden_states
         if not attentions or any(a is None for a in attentions):
             raise DecodeRefused(f"{self.name} returned no attention weights with its cache")
-        rows = torch.stack([a[0, :, -1].float() for a in attentions])  # (L, H, t)
-        cache = _cache_size(self.cache, heads=int(rows.shape[1]))
-        if rows.shape[-1] != cache.positions:
-            raise DecodeRefused(
-                f"{self.name}'s query met {rows.shape[-1]} of the {cache.positions} cached "
-                "positions (a sliding-window cache): its rows would not cover the prefix"
-            )
+        self.fed += len(ids)
+        rows = torch.stack([self._row(a[0, :, -1].float()) for a in attentions])  # (L, H, t)
+        cache = _cache_size(self.cache, heads=int(rows.shape[1]), positions=self.fed)
         logits = out.logits[0, -1].float().cpu()  # (V,), chosen from on the CPU
         last = [s[0, -1] for s in states[1:]]  # L × (C,): each layer's residual stream
         if self.normed_last is None:
@@ -170,6 +169,20 @@ class HFStepper:
         normed.append(last[-1] if self.normed_last else self.norm(last[-1]))
         lens = self._unembed(torch.stack(normed))  # (L, V)
         return Pass(logits=logits, rows=rows.cpu().numpy(), lens=lens.cpu(), cache=cache)
+
+    def _row(self, row: torch.Tensor) -> torch.Tensor:
+        """A layer's row (H, m) over the t positions read so far. A sliding-window layer's
+        cache keeps only its window's last m keys: the keys it dropped are outside the
+        window, where the model's own full forward gives them weight 0."""
+        kept, t = row.shape[-1], self.fed
+        if kept == t:
+            return row
+        if kept > t or not getattr(self.model.config, "sliding_window", None):
+            raise DecodeRefused(
+                f"{self.name}'s query met {kept} of the {t} positions read, and the model "
+                "names no sliding window that would explain it"
+            )
+        return F.pad(row, (t - kept, 0))  # (H, t), the dropped keys first, at 0
 
     def _unembed(self, x: torch.Tensor) -> torch.Tensor:
         """States (…, C) → logits (…, V) float32 on the CPU, as the model's head makes them."""
@@ -192,13 +205,15 @@ class HFStepper:
         )
 
 
-def _cache_size(cache: Any, *, heads: int) -> CacheSize:
-    """Per layer bytes of the cached keys and values (1, KV, t, D) each."""
+def _cache_size(cache: Any, *, heads: int, positions: int) -> CacheSize:
+    """Per layer bytes of the cached keys and values (1, KV, t', D) each: t' = t, or a
+    sliding-window layer's window."""
     layers = getattr(cache, "layers", None)
     pairs = [(layer.keys, layer.values) for layer in layers] if layers else list(cache)
     keys = [k for k, _ in pairs]
     return CacheSize(
-        positions=int(keys[0].shape[-2]),
+        positions=positions,
+        layer_positions=np.array([k.shape[-2] for k in keys], dtype=np.int64),
         heads=heads,
         kv_heads=int(keys[0].shape[1]),
         keys_bytes=np.array([k.numel() * k.element_size() for k in keys], dtype=np.int64),

@@ -104,6 +104,7 @@ class ReaderStepper:
 def _cache_size(keys: list[Tensor], values: list[Tensor]) -> CacheSize:
     return CacheSize(
         positions=int(keys[0].shape[2]),
+        layer_positions=np.array([k.shape[2] for k in keys], dtype=np.int64),
         heads=int(keys[0].shape[1]),
         kv_heads=int(keys[0].shape[1]),  # the reader's heads each keep their own keys
         keys_bytes=np.array([k.numel() * k.element_size() for k in keys], dtype=np.int64),

@@ -22,12 +22,14 @@ class DecodeRefused(ValueError):
 
 @dataclass(frozen=True)
 class CacheSize:
-    """The key/value cache as the step's query met it: t positions in every layer.
+    """The key/value cache as the step's query met it: t positions read, kept in every
+    layer (a sliding-window layer keeps its window only).
 
     With grouped-query attention `kv_heads` < `heads`: several query heads read the same
     cached keys and values, and the bytes are those of the `kv_heads` actually stored."""
 
     positions: int  # t
+    layer_positions: np.ndarray  # (L,) int64, positions each layer keeps: t, or its window
     heads: int  # H, query heads
     kv_heads: int  # key/value heads stored per layer
     keys_bytes: np.ndarray  # (L,) int64

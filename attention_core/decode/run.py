@@ -63,9 +63,9 @@ def decode(
     (`capped`).
 
     Raises DecodeRefused (a ValueError) for a model that does not write one token at a
-    time (an encoder, an encoder-decoder, no LM head, a sliding-window cache) and
-    ValueError for bad arguments (a forced token outside the vocabulary, a prompt longer
-    than the context).
+    time (an encoder, an encoder-decoder, no LM head) or whose lens or rows could not be
+    its own (no final norm found, logits the lens cannot rebuild), and ValueError for bad
+    arguments (a forced token outside the vocabulary, a prompt longer than the context).
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be a whole number ≥ 0, got {steps!r}")
