@@ -10,6 +10,7 @@
     heads_grid(attention, tokens, layer)   one layer's heads side by side (the app's grid)
     neuron_view(model, text, layer, head, query, tokenizer=…)   one weight taken apart
     long_view(model, long_text, layer, tokenizer=…, window=…)   4 096 tokens: pooled or exact
+    decode_view(model, prompt, steps=…, tokenizer=…)   a decoder writing, a slider per step
 
 `attention` is transformers' tuple of (B, H, n, n) tensors or an (L, H, n, n) array. Each
 view displays itself in Jupyter, JupyterLab, VS Code and Colab with every script inline
@@ -20,6 +21,7 @@ attention, NaN, a shape that does not match the tokens) raises `NotebookInputErr
 
 from __future__ import annotations
 
+from attention_core.notebook.decode import DecodeView, decode_view
 from attention_core.notebook.html import View
 from attention_core.notebook.inputs import Attention, NotebookInputError, as_attention
 from attention_core.notebook.long import LongViewRefused, long_view
@@ -28,11 +30,13 @@ from attention_core.notebook.views import head_view, heads_grid, model_view
 
 __all__ = [
     "Attention",
+    "DecodeView",
     "LongViewRefused",
     "NeuronViewRefused",
     "NotebookInputError",
     "View",
     "as_attention",
+    "decode_view",
     "head_view",
     "heads_grid",
     "long_view",
