@@ -127,9 +127,7 @@ def test_the_lens_reads_a_decoders_heads_and_refuses_an_encoder_decoder(tiny) ->
 
 # --- a model already in memory ----------------------------------------------------------------
 @pytest.mark.parametrize("family", FAMILIES)
-def test_an_sdpa_model_from_memory_is_read_eagerly_and_left_as_it_was(
-    tiny, family: str
-) -> None:
+def test_an_sdpa_model_from_memory_is_read_eagerly_and_left_as_it_was(tiny, family: str) -> None:
     from transformers import AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
     from attention_core.pretrained import from_model
