@@ -98,8 +98,16 @@ def test_readmes_library_examples_run_and_say_what_they_print() -> None:
     for block in runnable:
         scopes.append({})
         exec(compile(block, "README.md", "exec"), scopes[-1])
-    first, steps = scopes[0], scopes[-1]
+    by_call = {
+        name: scope
+        for scope, block in zip(scopes, runnable, strict=True)
+        for name in ("analyze", "build_attention", "decode(")
+        if name in block
+    }
+    first, steps, decoded = by_call["analyze"], by_call["build_attention"], by_call["decode("]
     assert [t.label for t in first["result"].tokens] == ["中和", "有", "一個", "永和路"]
     assert first["result"].weights.shape == (2, 4, 4)
     assert tuple(steps["x"].shape) == (1, 4, 8)
     assert tuple(steps["weights"].shape) == (1, 2, 4, 4)
+    assert len(decoded["r"].steps) == 4
+    assert decoded["r"].steps[0].attention.shape == (4, 4, 6)
