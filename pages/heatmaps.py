@@ -29,6 +29,8 @@ from ui.common import (
 )
 from ui.head_summary import show_head_summary
 from ui.longview import is_long, show_long
+from ui.presenter import in_presenter_mode
+from ui.presenter_heads import projector_heads
 from ui.reader import learned_section, trained_caption, weights_switch
 
 CHIPS_OPEN_MAX = 64  # more tokens than this: their chips fold away
@@ -42,6 +44,8 @@ if is_long(settings):  # above 512 tokens: a zoomable map instead of every weigh
     show_long(settings)
     st.stop()
 analysis = analysis_or_stop(settings)
+# on a projector the heads come first, a screen of them (ui/presenter_heads.py)
+heads_slot = st.container() if in_presenter_mode() else None
 if settings.trained:
     trained_caption(settings, analysis.pooled)
 else:
@@ -108,13 +112,26 @@ if scale == "relative" and causal_rows(analysis.weights):  # row i's even share:
     st.caption(tr("scale_caption_relative_causal", n=n, last=n - 1, uniform=1 / n))
 else:
     st.caption(tr(f"scale_caption_{scale}", n=n, uniform=1 / n, top=RELATIVE_MAX / n))
-show_chart(
-    heads_chart(
-        settings.model, **titles, scale=scale, colorbar_title=tr(f"scale_bar_{scale}"), exact=exact
-    ),
-    key="heads_chart",
-    filename=download_name(settings.text, "png", prefix=tr("download_prefix")).removesuffix(".png"),
-)
+if heads_slot is not None:
+    with heads_slot:
+        projector_heads(
+            analysis.weights, labels, **titles, scale=scale,
+            colorbar_title=tr(f"scale_bar_{scale}"), key="heads_chart",
+        )  # fmt: skip
+else:
+    show_chart(
+        heads_chart(
+            settings.model,
+            **titles,
+            scale=scale,
+            colorbar_title=tr(f"scale_bar_{scale}"),
+            exact=exact,
+        ),
+        key="heads_chart",
+        filename=download_name(settings.text, "png", prefix=tr("download_prefix")).removesuffix(
+            ".png"
+        ),
+    )
 
 # --- why flat (untrained) or what was learned (trained), and where meaning comes from ------
 stats, patterns, flat = head_summary(settings.model)  # of analysis.weights, cached

@@ -143,6 +143,16 @@ function fitTitle(plot, zoom) {
   return window.Plotly.relayout(plot, { "title.font.size": Math.max(floor, size * room / wide) });
 }
 
+// The colour bar's length in pixels, no longer than a chart `height` tall holds (a bar
+// planned for the chart's own height would run off a shorter one)
+function barFits(plot, height) {
+  const bar = ((plot.layout.coloraxis || {}).colorbar) || {};
+  if (bar.lenmode !== "pixels") return {};
+  if (plot.__studioBar === undefined) plot.__studioBar = bar.len;
+  const margin = plot._fullLayout.margin || { t: 0, b: 0 };
+  return { "coloraxis.colorbar.len": Math.min(plot.__studioBar, height - margin.t - margin.b - 20) };
+}
+
 // Whether any text of the chart is drawn outside it (labels cut at its edges).
 function textCut(plot) {
   const box = plot.getBoundingClientRect();
@@ -170,19 +180,31 @@ function fitCharts() {
         plot.__studioWhole = false;
         plot.style.transform = plot.style.width = "";
         if (box) box.style.height = "";
-        window.Plotly.relayout(plot, { width: null, height: plot.__studioHeight, autosize: true });
+        const bar = plot.__studioBar === undefined ? {}
+          : { "coloraxis.colorbar.len": plot.__studioBar };
+        plot.__studioBar = undefined;
+        window.Plotly.relayout(plot, { width: null, height: plot.__studioHeight, autosize: true,
+                                       ...bar });
       }
       continue;
     }
     const layout = plot._fullLayout;
     if (!layout || plot.__studioFitting) continue;
     if (!plot.__studioZoom) plot.__studioHeight = layout.height;
-    const zoom = Math.max(1, (TEXT_PX * window.innerHeight) / 1080 / smallestText(plot));
+    let zoom = Math.max(1, (TEXT_PX * window.innerHeight) / 1080 / smallestText(plot));
     const top = box.getBoundingClientRect().top + window.scrollY;
     let room = window.innerHeight - top - 24;
-    if (plot.__studioWhole || room < 0.3 * window.innerHeight) room = window.innerHeight - 48;
-    const width = Math.floor(box.clientWidth / zoom);
-    const height = Math.max(150, Math.floor(room / zoom));
+    // a chart is never laid out smaller than its labels and cell numbers need (its
+    // `studio_min_size`, figures/layout.py): a whole window when less is left below its
+    // top, and the whole chart scaled down where even that is too small
+    const least = (plot.layout.meta || {}).studio_min_size || [0, 0];
+    zoom = Math.max(1, Math.min(zoom, box.clientWidth / least[0]));
+    if (plot.__studioWhole || room < 0.3 * window.innerHeight || room < least[1] * zoom) {
+      room = window.innerHeight - 48;
+    }
+    zoom = Math.max(1, Math.min(zoom, room / least[1]));
+    const width = Math.max(Math.floor(box.clientWidth / zoom), least[0]);
+    const height = Math.max(150, Math.floor(room / zoom), least[1]);
     plot.__studioZoom = zoom;
     plot.style.transformOrigin = "0 0";
     plot.style.transform = `scale(${zoom})`;
@@ -192,7 +214,7 @@ function fitCharts() {
     box.style.height = Math.ceil(height * zoom) + "px";
     if (Math.abs(layout.width - width) > 4 || Math.abs(layout.height - height) > 4) {
       plot.__studioFitting = true;
-      window.Plotly.relayout(plot, { width: width, height: height })
+      window.Plotly.relayout(plot, { width: width, height: height, ...barFits(plot, height) })
         .then(() => fitTitle(plot, zoom))
         .then(() => {
           if (textCut(plot)) plot.__studioWhole = true; // refitted on the next tick
@@ -203,12 +225,15 @@ function fitCharts() {
   }
 }
 
+// the app's root is "" in Streamlit's URL and "/" in the address bar
+const same = (a, b) => a.replace(/\/+$/, "") === b.replace(/\/+$/, "");
+
 function press(direction) {
   const state = window.__studioPresenter || {};
   const page = state.page || {};
   // the arrows' buttons belong to the page that named them, not to the next page shown
   const keys = direction === "leave" ? ["presenter_leave"]
-    : page.path === window.location.pathname ? page[direction] || [] : [];
+    : same(page.path || "", window.location.pathname) ? page[direction] || [] : [];
   for (const key of keys) {
     const button = document.querySelector(`.st-key-${CSS.escape(key)} button`);
     if (button && !button.disabled) { button.click(); return true; }

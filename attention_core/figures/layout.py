@@ -48,6 +48,7 @@ __all__ = [
     "MATRIX_TITLE_PX",
     "MAX_COLUMNS",
     "MIN_CELL_PX",
+    "MIN_SIZE_META",
     "MIN_WIDTH_META",
     "NOMINAL_WIDTH_PX",
     "PanelLayout",
@@ -57,6 +58,7 @@ __all__ = [
     "column_px",
     "labelled",
     "matrix_title",
+    "min_cell_px",
     "panel_layout",
     "short_label",
     "text_px",
@@ -80,6 +82,9 @@ CELL_FONT_MAX_PX = 20  # ... growing with the cell up to this
 # layout.meta key: the width a figure was laid out for; the app's chart keeps it on a phone
 # (the chart scrolls sideways in its own box) rather than squeeze labels and cell numbers
 MIN_WIDTH_META = "studio_min_width"
+# layout.meta key: [width, height], the least size at which the labels and cell numbers
+# laid out still fit; presenter mode never lays the chart out smaller (ui/presenter.py)
+MIN_SIZE_META = "studio_min_size"
 MATRIX_TITLE_PX = 48  # a single matrix's title: 10 px above it, ~26 px of text, 12 px below
 LABEL_CHARS_MAX = 12  # tick labels are cut to this many characters (hover shows them whole)
 GAP_FRACTION = 0.02  # between panels of a row, as a fraction of the plot width
@@ -174,6 +179,19 @@ def matrix_title(text: str) -> dict[str, Any]:
     }
 
 
+def min_cell_px(plan: TickPlan, *, numbers_px: int = 0, number: str = "-0.00") -> float:
+    """The narrowest cell along an axis labelled by `plan` whose labels still stand
+    apart (a label's line, or a flat label's width, between two labelled ticks) and that
+    holds `number` in `numbers_px` type (0: no numbers)."""
+    need = 0.0
+    if plan.shown:
+        label = plan.widest_px + 4 if plan.angle == 0 else LABEL_PITCH * plan.font_px
+        need = max(label, LABEL_PITCH * plan.font_px) / plan.step
+    if numbers_px:
+        need = max(need, text_px(number, numbers_px) + 6)
+    return need
+
+
 def short_label(label: str, limit: int = LABEL_CHARS_MAX) -> str:
     """A tick label cut to `limit` characters (hover still shows the whole `index:token`).
 
@@ -212,12 +230,15 @@ class TickPlan:
         return math.ceil(self.widest_px) + 8 if self.shown else 0
 
 
-def tick_plan(labels: Sequence[str], length_px: float) -> TickPlan:
-    """The labelling of `labels` along an axis `length_px` long (see the module's rule)."""
+def tick_plan(
+    labels: Sequence[str], length_px: float, *, fonts: Sequence[int] = FONT_PX
+) -> TickPlan:
+    """The labelling of `labels` along an axis `length_px` long (see the module's rule),
+    in one of the type sizes `fonts` (presenter mode allows only its own)."""
     n = len(labels)
     texts = [short_label(label) for label in labels]
     best: tuple[int, int] | None = None  # (step, font)
-    for font in sorted(FONT_PX):  # smallest font first: it reaches the smallest step
+    for font in sorted(fonts):  # smallest font first: it reaches the smallest step
         capacity = math.floor(length_px / (LABEL_PITCH * font))
         if capacity < 1 or n == 0:
             continue
@@ -296,6 +317,7 @@ class PanelLayout:
     panel_px: int
     ticks: TickPlan  # the same for rows and columns: all panels show the same tokens
     cell_numbers: bool  # write each weight into its cell
+    min_font_px: int = 0  # cell numbers smaller than this are not written (hover keeps them)
 
     @property
     def cell_px(self) -> float:
@@ -304,7 +326,11 @@ class PanelLayout:
     @property
     def cell_font_px(self) -> int:
         """The cell numbers' type size (`cell_number_px`; 0 without numbers)."""
-        return cell_number_px(self.cell_px) if self.cell_numbers else 0
+        size = cell_number_px(self.cell_px) if self.cell_numbers else 0
+        if 0 < size < self.min_font_px:  # the least size allowed, where "0.00" fits in it
+            wide = self.cell_px >= CELL_NUMBER_PX * self.min_font_px / CELL_FONT_MIN_PX
+            return self.min_font_px if wide else 0
+        return size
 
 
 def column_px(cols: int, *, width_px: float, margin_px: float) -> float:
@@ -326,10 +352,12 @@ def panel_layout(
     width_px: float = NOMINAL_WIDTH_PX,
     cols: int | None = None,
     panel_px: int | None = None,
+    fonts: Sequence[int] = FONT_PX,
 ) -> PanelLayout:
     """How `panels` panels of len(labels) tokens are laid out in `width_px` pixels.
 
-    `cols` and `panel_px` override the rule (a page that wants two panels side by side).
+    `cols` and `panel_px` override the rule (a page that wants two panels side by side);
+    `fonts`: the type sizes allowed (labels, and cell numbers no smaller than the least).
     """
     n = len(labels)
     panels = max(panels, 1)
@@ -343,11 +371,12 @@ def panel_layout(
                 break
     cols = max(1, min(cols, panels))
     size = panel_px or _panel_px(cols, n, width_px, margin)
-    ticks = tick_plan(labels, size)
+    ticks = tick_plan(labels, size, fonts=fonts)
     return PanelLayout(
         cols=cols,
         rows=math.ceil(panels / cols),
         panel_px=size,
         ticks=ticks,
         cell_numbers=n > 0 and cell_number_px(size / n) > 0,
+        min_font_px=min(fonts),
     )
