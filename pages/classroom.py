@@ -32,6 +32,8 @@ from ui.classroom import (
     TEACHER,
     TEACHER_PARAM,
     TEACHER_REFRESH_S,
+    device_id,
+    device_seat,
     guarded_callback,
     guarded_view,
     holder,
@@ -92,7 +94,8 @@ def _join() -> None:
         return
     name = state.get("poll_join_name", "")
     try:
-        info = store.join(code, str(st.query_params.get(STUDENT_PARAM, "")), name)
+        sid = str(st.query_params.get(STUDENT_PARAM, "")) or device_seat(store, code)
+        info = store.join(code, sid, name)  # one device, one seat (ui/classroom.py)
     except PollError as error:  # an id of another class or edited, a full class, too fast
         st.query_params.pop(STUDENT_PARAM, None)
         state["poll_flash"] = refusal(error)
@@ -316,6 +319,8 @@ def _name_input() -> None:
     # a nameless student); the store cuts it to MAX_NAME and the page says so
     st.text_input(tr("poll_name_label"), key="poll_join_name", help=tr("poll_name_help",
                   most=MAX_NAME))  # fmt: skip
+    device_id()  # this browser's id: one device, one voter in a class
+    st.caption(tr("poll_one_device"))
 
 
 # --- the page --------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from attention_core.poll import (
     normalise_code,
     question_from_round,
 )
-from attention_core.poll.guard import MAX_CLASS_SIZE
+from attention_core.poll.guard import MAX_CLASS_SIZE, device_student
 from ui.cache import cached_analysis, poll_store
 from ui.common import current_settings, md_escape, tr
 
@@ -49,6 +49,8 @@ __all__ = [
     "TEACHER",
     "TEACHER_PARAM",
     "TEACHER_REFRESH_S",
+    "device_id",
+    "device_seat",
     "guarded_callback",
     "guarded_view",
     "holder",
@@ -141,6 +143,42 @@ def holder() -> str:
     if "poll_holder" not in st.session_state:
         st.session_state["poll_holder"] = secrets.token_hex(16)
     return str(st.session_state["poll_holder"])
+
+
+DEVICE_COOKIE = "studio_device"
+# Keeps the device's id in a cookie of the browser profile (a year), unless one is there:
+# every tab of the profile then presents the same id (st.context.cookies).
+_DEVICE_JS = """
+export default function (component) {
+  const id = component.data.id;
+  const has = document.cookie.split("; ").some((c) => c.startsWith("__NAME__="));
+  if (!has && /^[0-9a-f]{32}$/.test(id)) {
+    document.cookie = `__NAME__=${id}; path=/; max-age=31536000; SameSite=Lax`;
+  }
+}
+""".replace("__NAME__", DEVICE_COOKIE)
+_device = st.components.v2.component("attention_studio_device", js=_DEVICE_JS)
+
+
+def device_id() -> str:
+    """This browser profile's random id (its cookie; a new one, written to the cookie, on
+    the profile's first visit): one device, one voter (attention_core/poll/guard.py)."""
+    cookie = str(st.context.cookies.get(DEVICE_COOKIE, "") or "")
+    if len(cookie) == 32 and all(c in "0123456789abcdef" for c in cookie):
+        st.session_state["poll_device"] = cookie
+    if "poll_device" not in st.session_state:
+        st.session_state["poll_device"] = secrets.token_hex(16)
+    device = str(st.session_state["poll_device"])
+    _device(key="poll_device_cookie", data={"id": device})
+    return device
+
+
+def device_seat(store: PollStore, code: str) -> str:
+    """The id this device sits in the open class `code` with ("" when there is none)."""
+    info = store.info(code)
+    if info is None or not info.open:
+        return ""
+    return device_student(store.secret(), info.class_id, st.session_state.get("poll_device", ""))
 
 
 def refusal(error: PollError) -> tuple[str, str, dict[str, object]]:
