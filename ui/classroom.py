@@ -204,6 +204,18 @@ def question_for(quiz: QuizRound, source: QuizSource) -> Question:
     )
 
 
+ASKED = "poll_asked"  # {class code: [the (options, query, head, layer) of each push]}
+NEW_QUESTION_TRIES = 64  # rounds drawn for a question the class was not asked yet
+
+
+def _asked(code: str) -> list[tuple[object, ...]]:
+    return st.session_state.setdefault(ASKED, {}).setdefault(code, [])
+
+
+def _what(question: Question) -> tuple[object, ...]:
+    return (question.options, question.query, question.head, question.layer)
+
+
 @guarded_callback
 def _push(question: Question) -> None:
     found = teacher_class()
@@ -215,7 +227,14 @@ def _push(question: Question) -> None:
         st.session_state.pop(TEACHER, None)  # the class was closed elsewhere
         st.session_state["poll_flash"] = ("error", "poll_class_gone", {})
         return
-    st.session_state["poll_flash"] = ("success", "poll_pushed", {"number": pushed.number})
+    asked = _asked(found[0])
+    if _what(question) in asked:  # the teacher is told, the class sees it again
+        first = asked.index(_what(question)) + 1
+        flash = ("warning", "poll_pushed_repeat", {"number": pushed.number, "first": first})
+    else:
+        flash = ("success", "poll_pushed", {"number": pushed.number})
+    asked.append(_what(question))
+    st.session_state["poll_flash"] = flash
 
 
 @guarded_callback
@@ -241,7 +260,14 @@ def push_settings_question(round_index: int) -> None:
         weights = analysis.weights  # (H, n, n) of the sidebar's sentence
         heads = [(0, h) for h in range(len(weights))]
         source = QuizSource("untrained", weights, list(analysis.labels), heads)
-        quiz = draw_round([source], seed=settings.seed, round_index=round_index)
+        asked = _asked(found[0]) if found is not None else []
+        quiz = None
+        for draw in range(round_index, round_index + NEW_QUESTION_TRIES):
+            drawn = draw_round([source], seed=settings.seed, round_index=draw)
+            quiz = quiz or drawn  # none new: the first one drawn, pushed as a repeat
+            if drawn is None or _what(question_for(drawn, source)) not in asked:
+                quiz = drawn or quiz
+                break
     except Exception:  # empty or too long a sentence: a message on the page
         n = 0
         try:
