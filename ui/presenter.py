@@ -150,7 +150,8 @@ function barFits(plot, height) {
   if (bar.lenmode !== "pixels") return {};
   if (plot.__studioBar === undefined) plot.__studioBar = bar.len;
   const margin = plot._fullLayout.margin || { t: 0, b: 0 };
-  return { "coloraxis.colorbar.len": Math.min(plot.__studioBar, height - margin.t - margin.b - 20) };
+  const room = height - margin.t - margin.b - 20;
+  return { "coloraxis.colorbar.len": Math.min(plot.__studioBar, room) };
 }
 
 // Whether any text of the chart is drawn outside it (labels cut at its edges).
