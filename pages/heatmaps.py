@@ -31,7 +31,7 @@ from ui.head_summary import show_head_summary
 from ui.longview import is_long, show_long
 from ui.presenter import in_presenter_mode
 from ui.presenter_heads import projector_heads
-from ui.reader import learned_section, trained_caption, weights_switch
+from ui.reader import learned_names, learned_section, trained_caption, weights_switch
 
 CHIPS_OPEN_MAX = 64  # more tokens than this: their chips fold away
 FLAT_SPREAD = 1.0  # scores spread less than this (e^1 ≈ 2.7 ×): the weights are "flat"
@@ -176,7 +176,8 @@ to_train.page_link("pages/train.py", label=tr("meaning_train"), icon=":material/
 to_handmade.page_link("pages/handmade.py", label=tr("meaning_handmade"), icon=":material/edit:")
 
 # --- what each head does ------------------------------------------------------------------
-show_head_summary(stats, patterns, grid.titles, labels)
+named = learned_names(settings, grid.titles) if settings.trained else None  # one naming
+show_head_summary(stats, patterns, grid.titles, labels, names=named)
 
 # --- downloads: exactly what is shown (built only when clicked) ----------------------------
 token_texts = [t.label for t in analysis.tokens]

@@ -5,6 +5,7 @@ broken weights file that leaves the untrained module working."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import numpy as np
@@ -170,3 +171,16 @@ def test_a_corrupted_weights_file_says_so_and_the_untrained_module_keeps_working
     assert "corrupted" in errors and "untrained" in errors and not figures(at)
     at.radio(key="weights").set_value("untrained").run()
     assert not at.exception and not at.error and len(heatmaps(at)) == 4
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_each_head_has_one_plain_name_on_the_trained_landing_page(lang):
+    """"What the trained reader learned" and "What each head does" name every head with the
+    same words (ui/reader.py's `learned_names`), never two descriptions of one head."""
+    at = run_app({**TRAINED, "tokenizer": "char", "lang": lang})
+    assert not at.exception
+    bold = re.findall(r"\*\*(.+?)\*\*", "\n".join(m.value for m in at.markdown))
+    for i in range(shipped_shape().num_heads):
+        head = t("head_title", lang, i=i)
+        named = {md_unescape(b) for b in bold if md_unescape(b).startswith(head)}
+        assert len(named) == 1, (head, named)
