@@ -106,8 +106,10 @@ if grid.matrices.size > IMAGE_CELLS:  # heads beyond one are sent as colour-mapp
         default=0,
     )
 elif not (plan := panel_layout(labels, len(grid.titles))).cell_numbers:
-    # step 2: rows name the even tokens, columns the odd ones (figures.layout.labelled)
-    st.caption(tr("large_view_note_alternate" if plan.ticks.step == 2 else "large_view_note", n=n))
+    # the caption says how the drawn chart names its tokens (figures.layout.labelled): all,
+    # rows the even ones and columns the odd ones (step 2), or some of them
+    note = {1: "large_view_note_named", 2: "large_view_note_alternate"}
+    st.caption(tr(note.get(plan.ticks.step, "large_view_note"), n=n))
 if scale == "relative" and causal_rows(analysis.weights):  # row i's even share: 1/(i+1)
     st.caption(tr("scale_caption_relative_causal", n=n, last=n - 1, uniform=1 / n))
 else:

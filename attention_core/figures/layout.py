@@ -14,7 +14,8 @@ to hold their numbers. The rule works from the space a label needs, measured in 
   they stand upright (-90°), where their width along the axis is one line, as for rows.
 - Panels: as many in a row (at most `MAX_COLUMNS`) as keep a cell `MIN_CELL_PX` wide (room
   for every label at the smallest font); when not even two do, two in a row (one when
-  there is one). So the panels get fewer and larger as n grows.
+  there is one). So the panels get fewer and larger as n grows. Up to `NAMED_MAX` tokens
+  the rows name every token: fewer panels in a row (one, at the least) where that needs it.
 - With a step of 2, rows label the even tokens and columns the odd ones, so every token is
   labelled on one axis. With a larger step Plotly chooses the labelled ticks itself
   (`nticks`), so zooming in brings the labels of the zoomed tokens; hover always names them.
@@ -50,6 +51,7 @@ __all__ = [
     "MIN_CELL_PX",
     "MIN_SIZE_META",
     "MIN_WIDTH_META",
+    "NAMED_MAX",
     "NOMINAL_WIDTH_PX",
     "PanelLayout",
     "TickPlan",
@@ -88,6 +90,7 @@ MIN_SIZE_META = "studio_min_size"
 MATRIX_TITLE_PX = 48  # a single matrix's title: 10 px above it, ~26 px of text, 12 px below
 LABEL_CHARS_MAX = 12  # tick labels are cut to this many characters (hover shows them whole)
 GAP_FRACTION = 0.02  # between panels of a row, as a fraction of the plot width
+NAMED_MAX = 48  # up to this many tokens the rows name every token (where the width allows)
 
 
 def text_px(text: str, font_px: float) -> float:
@@ -345,6 +348,11 @@ def _panel_px(cols: int, n: int, width_px: float, margin_px: float) -> int:
     return int(min(PANEL_MAX_PX, max(PANEL_MIN_PX, n * PANEL_PX_PER_TOKEN), room))
 
 
+def _named_px(n: int, fonts: Sequence[int]) -> float:
+    """The side of a panel whose rows name all n tokens in the smallest of `fonts`."""
+    return math.ceil(n * LABEL_PITCH * min(fonts)) + 1
+
+
 def panel_layout(
     labels: Sequence[str],
     panels: int,
@@ -369,6 +377,13 @@ def panel_layout(
             if _panel_px(c, n, width_px, margin) / max(n, 1) >= MIN_CELL_PX:
                 cols = max(c, min(panels, 2))
                 break
+        if n <= NAMED_MAX:  # the rows name every token: fewer, larger panels where needed
+            for c in range(min(cols, panels), 0, -1):
+                room = column_px(c, width_px=width_px, margin_px=margin)
+                side = max(_panel_px(c, n, width_px, margin), min(room, _named_px(n, fonts)))
+                if tick_plan(labels, side, fonts=fonts).step == 1:
+                    cols, panel_px = c, int(side)
+                    break
     cols = max(1, min(cols, panels))
     size = panel_px or _panel_px(cols, n, width_px, margin)
     ticks = tick_plan(labels, size, fonts=fonts)
