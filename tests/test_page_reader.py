@@ -108,7 +108,10 @@ def test_unknown_characters_are_flagged_and_counted_never_dropped():
     read = reader_tokens(text, load_shipped().vocab)
     assert len(heatmaps(at)[0]["x"]) == len(read.tokens) == 5
     warning = md_unescape(" ".join(str(w.value) for w in at.warning))
-    assert t("reader_unknown", "en", k=len(read.unknown), n=5, units="😀、ア") in warning
+    assert t("reader_unknown", "en", k=len(read.unknown), n=5, units="😀, ア") in warning
+    at = run_app({"weights": "trained", "text": text, "tokenizer": "char", "lang": "zh-TW"})
+    warning = md_unescape(" ".join(str(w.value) for w in at.warning))
+    assert t("reader_unknown", "zh-TW", k=len(read.unknown), n=5, units="😀、ア") in warning
 
 
 def test_a_long_text_is_cut_at_the_readers_context_with_a_message():
