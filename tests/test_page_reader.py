@@ -178,8 +178,8 @@ def test_a_corrupted_weights_file_says_so_and_the_untrained_module_keeps_working
 
 @pytest.mark.parametrize("lang", ["en", "zh-TW"])
 def test_each_head_has_one_plain_name_on_the_trained_landing_page(lang):
-    """"What the trained reader learned" and "What each head does" name every head with the
-    same words (ui/reader.py's `learned_names`), never two descriptions of one head."""
+    """The sections "What the trained reader learned" and "What each head does" name each
+    head with the same words (ui/reader.py's `learned_names`), never two descriptions."""
     at = run_app({**TRAINED, "tokenizer": "char", "lang": lang})
     assert not at.exception
     bold = re.findall(r"\*\*(.+?)\*\*", "\n".join(m.value for m in at.markdown))
