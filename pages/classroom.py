@@ -106,14 +106,15 @@ def _join() -> None:
     st.query_params[CLASS_PARAM] = code
     st.query_params[STUDENT_PARAM] = info.student
     state["poll_joined"] = code
-    if name_was_cut(name):
-        state["poll_flash"] = ("info", "poll_name_cut", {"most": MAX_NAME})
+    # said for as long as the student is in class, not for one run: the live view reruns
+    state["poll_name_cut"] = name_was_cut(name)
 
 
 def _leave() -> None:
     st.query_params.pop(CLASS_PARAM, None)
     st.query_params.pop(STUDENT_PARAM, None)
     state.pop("poll_joined", None)
+    state.pop("poll_name_cut", None)
 
 
 @guarded_callback
@@ -310,6 +311,8 @@ def student_view(code: str) -> None:
         show_flash()
         return
     st.caption(tr("poll_joined_as", code=code))
+    if state.get("poll_name_cut"):
+        st.info(tr("poll_name_cut", most=MAX_NAME))
     student_live(code, sid)
     st.button(tr("poll_leave"), key="poll_leave", on_click=_leave)
 
