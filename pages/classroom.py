@@ -215,8 +215,7 @@ def teacher_view(code: str) -> None:
         args=(number,),
         type="primary",
         width="stretch",
-        help=tr("poll_push_help"),
-    )
+    )  # its help is a caption below: a tooltip stayed over the join link after the click
     reveal.button(
         tr("poll_reveal"),
         key="poll_reveal",
@@ -237,6 +236,7 @@ def teacher_view(code: str) -> None:
         tr("poll_close"), key="poll_close", on_click=_teacher_action, args=("close",),
         width="stretch",
     )  # fmt: skip
+    st.caption(tr("poll_push_help"))
     show_flash()
     teacher_live(code)
 

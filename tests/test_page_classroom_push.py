@@ -45,3 +45,10 @@ def test_each_push_after_a_reveal_is_a_new_question_or_says_it_repeats(db: Path)
         teacher.button(key="poll_reveal").click().run()
     assert len(set(asked[:2])) == 2  # both rows asked before a repeat
     assert len(set(asked)) == 2
+
+
+def test_push_explains_itself_in_a_caption_not_a_tooltip_over_the_join_link(db: Path) -> None:
+    teacher = open_after_first_run(PAGE)
+    teacher.button(key="poll_open").click().run()
+    assert not teacher.button(key="poll_push").help  # a tooltip stayed up after the click
+    assert t("poll_push_help", "en") in md_unescape(texts(teacher))
