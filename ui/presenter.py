@@ -91,10 +91,12 @@ h3 { font-size: 2rem !important; }
 """.replace("__PHONE__", str(PHONE_MAX_PX))
 
 # Streamlit's English that no app can translate: the "Running… Stop" widget during a long
-# run (training, playback); the ⋮ menu is off in .streamlit/config.toml (toolbarMode).
+# run (training, playback), and a table's toolbar ("Download as CSV", "Search",
+# "Fullscreen": the pages' own download buttons speak the language); the ⋮ menu is off in
+# .streamlit/config.toml (toolbarMode).
 _CHROME_CSS = """
 <style>
-[data-testid="stStatusWidget"] { display: none !important; }
+[data-testid="stStatusWidget"], [data-testid="stElementToolbar"] { display: none !important; }
 </style>
 """
 
