@@ -14,6 +14,7 @@ from collections.abc import Callable
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import segno
 from playwright.sync_api import Page, expect
 
 from tests.helpers_qr import read_qr
@@ -25,6 +26,7 @@ from .waits import expect_rerun, open_page, wait_for_charts
 from .widgets import set_language, sidebar
 
 pytestmark = pytest.mark.browser
+DOCS_IMAGES = ARTIFACTS_DIR.parents[1] / "docs" / "images"
 VIEW = {"text": "the cat sat on the mat", "tokenizer": "word", "attention": "multi",
         "embed_dim": "8", "num_heads": "2"}  # fmt: skip
 
@@ -303,6 +305,13 @@ def test_every_head_of_an_ordinary_sentence_reads_on_a_1080p_projector(
             _charts_fill_the_projector(page)
         assert len(seen) == 4, (n, seen)  # every head, on this screen or one key away
         _projector(page, f"presenter-heads-{n}-{lang}")
+        if n == 24:  # the docs' picture (docs/guide/presenter.md): the first screen
+            _press(page, "ArrowLeft")
+            wait_for_charts(page)
+            _charts_fill_the_projector(page)
+            page.evaluate("() => window.scrollTo(0, 0)")  # the key's click scrolled a little
+            page.wait_for_function("() => window.scrollY === 0")
+            page.screenshot(path=str(DOCS_IMAGES / f"presenter-24-tokens-{lang}.png"))
     assert_no_exception(page)
     assert not errors, errors
 
@@ -330,3 +339,31 @@ def test_the_article_softmax_keeps_its_numbers_and_labels_apart_on_a_projector(
     _projector(page, "presenter-steps-softmax-zh-TW")
     assert_no_exception(page)
     assert not errors, errors
+
+
+def test_a_long_sentences_qr_code_is_shown_large_on_demand(
+    new_page: Callable[[], Page], app_server: str
+) -> None:
+    """At 1920 × 1080 with a 24-character sentence: "Larger QR code" shows the view's link
+    at least 8 px a module (the corner's is under 2), it still decodes to that link, and
+    closing it gives the screen back."""
+    page = new_page()
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    text, tokenizer = SENTENCES[("zh-TW", 24)]
+    open_page(page, app_server, "", {"present": 1, "lang": "zh-TW", "text": text,
+                                     "tokenizer": tokenizer})  # fmt: skip
+    _presenting(page)
+    small = _decode_qr(page)
+    with expect_rerun(page):
+        page.get_by_role("button", name="放大 QR 碼").click()
+    large = page.locator(".st-key-presenter_qr_large img").first
+    expect(large).to_be_visible(timeout=WAIT_MS)
+    found = read_qr(large.screenshot())
+    assert found == [small], found
+    modules = segno.make(small, error="m", micro=False).symbol_size(border=2)[0]
+    box = large.bounding_box()
+    assert box is not None and box["width"] / modules >= 8, (box, modules)
+    _projector(page, "presenter-qr-large")
+    with expect_rerun(page):
+        page.get_by_role("button", name="關閉放大的 QR 碼").click()
+    expect(page.locator(".st-key-presenter_qr_large")).to_have_count(0)
