@@ -305,13 +305,13 @@ def test_every_head_of_an_ordinary_sentence_reads_on_a_1080p_projector(
             _charts_fill_the_projector(page)
         assert len(seen) == 4, (n, seen)  # every head, on this screen or one key away
         _projector(page, f"presenter-heads-{n}-{lang}")
-        if n == 24:  # the docs' picture (docs/guide/presenter.md): the first screen
+        if n == 24 and lang == "zh-TW":  # docs/guide/presenter.md's picture: the first screen
             _press(page, "ArrowLeft")
             wait_for_charts(page)
             _charts_fill_the_projector(page)
             page.evaluate("() => window.scrollTo(0, 0)")  # the key's click scrolled a little
             page.wait_for_function("() => window.scrollY === 0")
-            page.screenshot(path=str(DOCS_IMAGES / f"presenter-24-tokens-{lang}.png"))
+            page.screenshot(path=str(DOCS_IMAGES / "presenter-24-tokens-zh-TW.png"))
     assert_no_exception(page)
     assert not errors, errors
 
