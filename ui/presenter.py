@@ -105,7 +105,8 @@ h3 { font-size: 2rem !important; }
 # .streamlit/config.toml (toolbarMode).
 _CHROME_CSS = """
 <style>
-[data-testid="stStatusWidget"], [data-testid="stElementToolbar"] { display: none !important; }
+[data-testid="stStatusWidget"] { display: none !important; }
+[data-testid="stElementToolbar"] { display: none !important; }
 </style>
 """
 
