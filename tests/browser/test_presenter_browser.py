@@ -248,15 +248,18 @@ _LABELS_JS = """() => [...document.querySelectorAll('.studio-chart.js-plotly-plo
   return {box: box(p), ticks: ticks, bar: bar ? box(bar) : null,
           titles: [...p.querySelectorAll('.annotation-text')].map((t) => t.textContent)};
 })"""
-SENTENCES = {  # (language, tokens) → the sentence, its tokenizer
-    ("en", 4): ("the cat sat", "word"),
+SENTENCES = {  # (language, tokens) → the sentence, its tokenizer (a token a word or character)
+    ("en", 4): ("the cat sat down", "word"),
     ("en", 12): ("the cat sat on the mat because the mat was very warm", "word"),
-    ("en", 24): (" ".join(["the cat sat on the warm mat"] * 3 + ["and then it slept"]), "word"),
+    ("en", 24): (" ".join(["the cat sat on the warm mat"] * 3 + ["and then slept"]), "word"),
     ("en", 40): (" ".join(["the cat sat on the warm mat and"] * 5), "word"),
-    ("zh-TW", 4): ("中和有", "char"),
-    ("zh-TW", 12): ("捷運板南線今天早上延誤", "char"),
-    ("zh-TW", 24): ("捷運板南線今天早上因為號誌故障延誤了二十分鐘。", "char"),
-    ("zh-TW", 40): ("捷運板南線今天早上因為號誌故障延誤了二十分鐘，很多上班的人都遲到了。", "char"),
+    ("zh-TW", 4): ("中和有路", "char"),
+    ("zh-TW", 12): ("捷運板南線今天早上延誤了", "char"),
+    ("zh-TW", 24): ("捷運板南線今天早上因為號誌故障延誤了二十一分鐘。", "char"),
+    ("zh-TW", 40): (
+        "捷運板南線今天早上因為號誌故障延誤了二十分鐘，很多上班的人都遲到了。真是太糟糕！",
+        "char",
+    ),
 }
 
 
@@ -293,6 +296,8 @@ def test_every_head_of_an_ordinary_sentence_reads_on_a_1080p_projector(
         view = {"present": 1, "lang": lang, "text": text, "tokenizer": tokenizer}
         open_page(page, app_server, "", {**view, "num_heads": 4})
         _presenting(page)
+        header = {"en": f"Tokens ({n})", "zh-TW": f"詞元（{n} 個）"}[lang]
+        expect(page.get_by_role("heading", name=header)).to_have_count(1)  # n tokens, exactly
         wait_for_charts(page)
         _charts_fill_the_projector(page)
         seen: set[str] = set()
