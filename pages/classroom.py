@@ -32,6 +32,8 @@ from ui.classroom import (
     TEACHER,
     TEACHER_PARAM,
     TEACHER_REFRESH_S,
+    device_id,
+    device_seat,
     guarded_callback,
     guarded_view,
     holder,
@@ -93,7 +95,8 @@ def _join() -> None:
         return
     name = state.get("poll_join_name", "")
     try:
-        info = store.join(code, str(st.query_params.get(STUDENT_PARAM, "")), name)
+        sid = str(st.query_params.get(STUDENT_PARAM, "")) or device_seat(store, code)
+        info = store.join(code, sid, name)  # one device, one seat (ui/classroom.py)
     except PollError as error:  # an id of another class or edited, a full class, too fast
         st.query_params.pop(STUDENT_PARAM, None)
         state["poll_flash"] = refusal(error)
@@ -104,14 +107,15 @@ def _join() -> None:
     st.query_params[CLASS_PARAM] = code
     st.query_params[STUDENT_PARAM] = info.student
     state["poll_joined"] = code
-    if name_was_cut(name):
-        state["poll_flash"] = ("info", "poll_name_cut", {"most": MAX_NAME})
+    # said for as long as the student is in class, not for one run: the live view reruns
+    state["poll_name_cut"] = name_was_cut(name)
 
 
 def _leave() -> None:
     st.query_params.pop(CLASS_PARAM, None)
     st.query_params.pop(STUDENT_PARAM, None)
     state.pop("poll_joined", None)
+    state.pop("poll_name_cut", None)
 
 
 @guarded_callback
@@ -212,8 +216,7 @@ def teacher_view(code: str) -> None:
         args=(number,),
         type="primary",
         width="stretch",
-        help=tr("poll_push_help"),
-    )
+    )  # its help is a caption below: a tooltip stayed over the join link after the click
     reveal.button(
         tr("poll_reveal"),
         key="poll_reveal",
@@ -234,6 +237,7 @@ def teacher_view(code: str) -> None:
         tr("poll_close"), key="poll_close", on_click=_teacher_action, args=("close",),
         width="stretch",
     )  # fmt: skip
+    st.caption(tr("poll_push_help"))
     show_flash()
     teacher_live(code)
 
@@ -308,6 +312,8 @@ def student_view(code: str) -> None:
         show_flash()
         return
     st.caption(tr("poll_joined_as", code=code))
+    if state.get("poll_name_cut"):
+        st.info(tr("poll_name_cut", most=MAX_NAME))
     student_live(code, sid)
     st.button(tr("poll_leave"), key="poll_leave", on_click=_leave)
 
@@ -317,6 +323,8 @@ def _name_input() -> None:
     # a nameless student); the store cuts it to MAX_NAME and the page says so
     st.text_input(tr("poll_name_label"), key="poll_join_name", help=tr("poll_name_help",
                   most=MAX_NAME))  # fmt: skip
+    device_id()  # this browser's id: one device, one voter in a class
+    st.caption(tr("poll_one_device"))
 
 
 # --- the page --------------------------------------------------------------------------

@@ -29,7 +29,9 @@ from ui.common import (
 from ui.head_summary import show_head_summary
 from ui.language import tr
 from ui.long.view import is_long, show_long
-from ui.reader_switch import learned_section, trained_caption, weights_switch
+from ui.presenter import in_presenter_mode
+from ui.presenter_heads import projector_heads
+from ui.reader_switch import learned_names, learned_section, trained_caption, weights_switch
 
 CHIPS_OPEN_MAX = 64  # more tokens than this: their chips fold away
 FLAT_SPREAD = 1.0  # scores spread less than this (e^1 ≈ 2.7 ×): the weights are "flat"
@@ -42,6 +44,8 @@ if is_long(settings):  # above 512 tokens: a zoomable map instead of every weigh
     show_long(settings)
     st.stop()
 analysis = analysis_or_stop(settings)
+# on a projector the heads come first, a screen of them (ui/presenter_heads.py)
+heads_slot = st.container() if in_presenter_mode() else None
 if settings.trained:
     trained_caption(settings, analysis.pooled)
 else:
@@ -102,19 +106,34 @@ if grid.matrices.size > IMAGE_CELLS:  # heads beyond one are sent as colour-mapp
         default=0,
     )
 elif not (plan := panel_layout(labels, len(grid.titles))).cell_numbers:
-    # step 2: rows name the even tokens, columns the odd ones (figures.layout.labelled)
-    st.caption(tr("large_view_note_alternate" if plan.ticks.step == 2 else "large_view_note", n=n))
+    # the caption says how the drawn chart names its tokens (figures.layout.labelled): all,
+    # rows the even ones and columns the odd ones (step 2), or some of them
+    note = {1: "large_view_note_named", 2: "large_view_note_alternate"}
+    st.caption(tr(note.get(plan.ticks.step, "large_view_note"), n=n))
 if scale == "relative" and causal_rows(analysis.weights):  # row i's even share: 1/(i+1)
     st.caption(tr("scale_caption_relative_causal", n=n, last=n - 1, uniform=1 / n))
 else:
     st.caption(tr(f"scale_caption_{scale}", n=n, uniform=1 / n, top=RELATIVE_MAX / n))
-show_chart(
-    heads_chart(
-        settings.model, **titles, scale=scale, colorbar_title=tr(f"scale_bar_{scale}"), exact=exact
-    ),
-    key="heads_chart",
-    filename=download_name(settings.text, "png", prefix=tr("download_prefix")).removesuffix(".png"),
-)
+if heads_slot is not None:
+    with heads_slot:
+        projector_heads(
+            analysis.weights, labels, **titles, scale=scale,
+            colorbar_title=tr(f"scale_bar_{scale}"), key="heads_chart",
+        )  # fmt: skip
+else:
+    show_chart(
+        heads_chart(
+            settings.model,
+            **titles,
+            scale=scale,
+            colorbar_title=tr(f"scale_bar_{scale}"),
+            exact=exact,
+        ),
+        key="heads_chart",
+        filename=download_name(settings.text, "png", prefix=tr("download_prefix")).removesuffix(
+            ".png"
+        ),
+    )
 
 # --- why flat (untrained) or what was learned (trained), and where meaning comes from ------
 stats, patterns, flat = head_summary(settings.model)  # of analysis.weights, cached
@@ -159,7 +178,8 @@ to_train.page_link("pages/train.py", label=tr("meaning_train"), icon=":material/
 to_handmade.page_link("pages/handmade.py", label=tr("meaning_handmade"), icon=":material/edit:")
 
 # --- what each head does ------------------------------------------------------------------
-show_head_summary(stats, patterns, grid.titles, labels)
+named = learned_names(settings, grid.titles) if settings.trained else None  # one naming
+show_head_summary(stats, patterns, grid.titles, labels, names=named)
 
 # --- downloads: exactly what is shown (built only when clicked) ----------------------------
 token_texts = [t.label for t in analysis.tokens]

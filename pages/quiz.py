@@ -12,7 +12,7 @@ are the clue.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -53,12 +53,19 @@ KINDS = ("trained", "pretrained", "untrained")
 TOY_TASKS = ("previous", "reverse")  # tasks whose trained heads draw one clear pattern
 
 
-def quiz_sources(kinds: list[str], analysis: Analysis) -> list[QuizSource]:
+def quiz_sources(kinds: list[str], analysis: Analysis, bar: Any) -> list[QuizSource]:
     """The attention the quiz asks about, one entry per source; a source that cannot be
-    built (no pretrained model installed) is left out with a caption."""
+    built (no pretrained model installed) is left out with a caption. `bar` (st.progress)
+    says which of the slow steps runs (the toy models train on a first visit)."""
     sources: list[QuizSource] = []
+    slow = [*(TOY_TASKS if "trained" in kinds else ()), *(["pretrained"] * ("pretrained" in kinds))]
+
+    def step(i: int) -> None:
+        bar.progress(i / max(len(slow), 1), text=tr("quiz_preparing_step", i=i + 1, n=len(slow)))
+
     if "trained" in kinds:
-        for task in TOY_TASKS:
+        for i, task in enumerate(TOY_TASKS):
+            step(i)
             w, names = trained_toy(task)
             sources.append(QuizSource(f"trained:{task}", w, names, [(0, h) for h in range(len(w))]))
     if "pretrained" in kinds:
@@ -66,6 +73,7 @@ def quiz_sources(kinds: list[str], analysis: Analysis) -> list[QuizSource]:
             st.caption(tr("quiz_no_pretrained"))
         else:
             try:
+                step(len(slow) - 1)
                 result = pretrained_result("", analysis.text)
             except Exception as error:  # a message, never a traceback
                 st.caption(tr("error_generic", error=type(error).__name__))
@@ -156,8 +164,9 @@ kinds = choose(
     format_func=lambda kind: tr(f"quiz_source_{kind}"),
     help=tr("quiz_sources_help", margin=DECISIVE_MARGIN),
 )
-with st.spinner(tr("quiz_preparing")):
-    sources = quiz_sources(kinds, analysis)
+preparing = st.progress(0.0, text=tr("quiz_preparing"))  # a step at a time, not a spinner
+sources = quiz_sources(kinds, analysis, preparing)
+preparing.empty()
 # a finished training run of this session (?trained=): the quiz asks about it alone
 session = trained_source("quiz_trained")
 if session is not None:

@@ -80,7 +80,7 @@ run = run_or_stop()
 rc = run.config
 st.caption(
     tr(
-        "train_last_run",
+        "train_this_run" if run.running else "train_last_run",
         task=task_title(rc.task, code),
         n=rc.seq_len,
         embed_dim=rc.embed_dim,
@@ -91,16 +91,17 @@ st.caption(
     )
 )
 progress_slot = st.empty()
+# the heads right under the controls: the class watches them learn, not the button
+st.subheader(tr("train_heads_header"))
+st.caption(tr("train_heads_caption"))
+replay_box = st.container()
+heads_slot = st.empty()
 evaluation_box = st.container()
 st.subheader(tr("train_curves_header"))
 curves_slot = st.empty()
 detector_header(rc)
 detector_slot = st.empty()
 named_slot = st.empty()
-st.subheader(tr("train_heads_header"))
-st.caption(tr("train_heads_caption"))
-replay_box = st.container()
-heads_slot = st.empty()
 view = RunView(
     progress=progress_slot,
     evaluation=evaluation_box,

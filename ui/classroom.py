@@ -34,7 +34,7 @@ from attention_core.poll import (
     normalise_code,
     question_from_round,
 )
-from attention_core.poll.guard import MAX_CLASS_SIZE
+from attention_core.poll.guard import MAX_CLASS_SIZE, device_student
 from ui.cache import cached_analysis, poll_store
 from ui.common import current_settings, md_escape
 from ui.language import tr
@@ -50,6 +50,8 @@ __all__ = [
     "TEACHER",
     "TEACHER_PARAM",
     "TEACHER_REFRESH_S",
+    "device_id",
+    "device_seat",
     "guarded_callback",
     "guarded_view",
     "holder",
@@ -144,6 +146,42 @@ def holder() -> str:
     return str(st.session_state["poll_holder"])
 
 
+DEVICE_COOKIE = "studio_device"
+# Keeps the device's id in a cookie of the browser profile (a year), unless one is there:
+# every tab of the profile then presents the same id (st.context.cookies).
+_DEVICE_JS = """
+export default function (component) {
+  const id = component.data.id;
+  const has = document.cookie.split("; ").some((c) => c.startsWith("__NAME__="));
+  if (!has && /^[0-9a-f]{32}$/.test(id)) {
+    document.cookie = `__NAME__=${id}; path=/; max-age=31536000; SameSite=Lax`;
+  }
+}
+""".replace("__NAME__", DEVICE_COOKIE)
+_device = st.components.v2.component("attention_studio_device", js=_DEVICE_JS)
+
+
+def device_id() -> str:
+    """This browser profile's random id (its cookie; a new one, written to the cookie, on
+    the profile's first visit): one device, one voter (attention_core/poll/guard.py)."""
+    cookie = str(st.context.cookies.get(DEVICE_COOKIE, "") or "")
+    if len(cookie) == 32 and all(c in "0123456789abcdef" for c in cookie):
+        st.session_state["poll_device"] = cookie
+    if "poll_device" not in st.session_state:
+        st.session_state["poll_device"] = secrets.token_hex(16)
+    device = str(st.session_state["poll_device"])
+    _device(key="poll_device_cookie", data={"id": device})
+    return device
+
+
+def device_seat(store: PollStore, code: str) -> str:
+    """The id this device sits in the open class `code` with ("" when there is none)."""
+    info = store.info(code)
+    if info is None or not info.open:
+        return ""
+    return device_student(store.secret(), info.class_id, st.session_state.get("poll_device", ""))
+
+
 def refusal(error: PollError) -> tuple[str, str, dict[str, object]]:
     """The flash (kind, catalog key, params) of a refused student request."""
     reason = getattr(error, "reason", "")
@@ -167,6 +205,18 @@ def question_for(quiz: QuizRound, source: QuizSource) -> Question:
     )
 
 
+ASKED = "poll_asked"  # {class code: [the (options, query, head, layer) of each push]}
+NEW_QUESTION_TRIES = 64  # rounds drawn for a question the class was not asked yet
+
+
+def _asked(code: str) -> list[tuple[object, ...]]:
+    return st.session_state.setdefault(ASKED, {}).setdefault(code, [])
+
+
+def _what(question: Question) -> tuple[object, ...]:
+    return (question.options, question.query, question.head, question.layer)
+
+
 @guarded_callback
 def _push(question: Question) -> None:
     found = teacher_class()
@@ -178,7 +228,14 @@ def _push(question: Question) -> None:
         st.session_state.pop(TEACHER, None)  # the class was closed elsewhere
         st.session_state["poll_flash"] = ("error", "poll_class_gone", {})
         return
-    st.session_state["poll_flash"] = ("success", "poll_pushed", {"number": pushed.number})
+    asked = _asked(found[0])
+    if _what(question) in asked:  # the teacher is told, the class sees it again
+        first = asked.index(_what(question)) + 1
+        flash = ("warning", "poll_pushed_repeat", {"number": pushed.number, "first": first})
+    else:
+        flash = ("success", "poll_pushed", {"number": pushed.number})
+    asked.append(_what(question))
+    st.session_state["poll_flash"] = flash
 
 
 @guarded_callback
@@ -204,7 +261,14 @@ def push_settings_question(round_index: int) -> None:
         weights = analysis.weights  # (H, n, n) of the sidebar's sentence
         heads = [(0, h) for h in range(len(weights))]
         source = QuizSource("untrained", weights, list(analysis.labels), heads)
-        quiz = draw_round([source], seed=settings.seed, round_index=round_index)
+        asked = _asked(found[0]) if found is not None else []
+        quiz = None
+        for draw in range(round_index, round_index + NEW_QUESTION_TRIES):
+            drawn = draw_round([source], seed=settings.seed, round_index=draw)
+            quiz = quiz or drawn  # none new: the first one drawn, pushed as a repeat
+            if drawn is None or _what(question_for(drawn, source)) not in asked:
+                quiz = drawn or quiz
+                break
     except Exception:  # empty or too long a sentence: a message on the page
         n = 0
         try:

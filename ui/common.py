@@ -293,7 +293,8 @@ def reader_unknown_warning(tokens: Sequence[Token], unknown: Sequence[int]) -> N
     if not unknown:
         return
     units = dict.fromkeys(tokens[i].text for i in unknown)  # in order, once
-    shown = "、".join(list(units)[:UNKNOWN_SHOWN]) + ("…" if len(units) > UNKNOWN_SHOWN else "")
+    more = "…" if len(units) > UNKNOWN_SHOWN else ""
+    shown = tr("list_separator").join(list(units)[:UNKNOWN_SHOWN]) + more
     st.warning(md_escape(tr("reader_unknown", k=len(unknown), n=len(tokens), units=shown)))
 
 

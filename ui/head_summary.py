@@ -23,10 +23,13 @@ def show_head_summary(
     labels: Sequence[str],
     *,
     caption: str | None = None,
+    names: Sequence[str] | None = None,
 ) -> None:
     """The section: its header (with what the numbers mean), `caption` when given, then per
     head its plain sentence in bold and its statistics on the next line. `titles`: the
-    heads' names; `labels`: the tokens' (for the key with the most weight)."""
+    heads' names; `labels`: the tokens' (for the key with the most weight); `names`: each
+    head's plain sentence when the page names its heads elsewhere (the trained reader's
+    learned patterns), instead of this sentence's pattern."""
     st.subheader(
         tr("summary_header"), help=tr("summary_help", mass=PATTERN_MASS, broad=BROAD_ENTROPY)
     )
@@ -47,6 +50,8 @@ def show_head_summary(
         )
         plain = tr(f"pattern_{pattern[0]}", head=name, value=pattern[1]) if pattern else ""
         plain = plain or tr("pattern_none", head=name)
+        if names is not None and s.head < len(names):
+            plain = names[s.head]
         paragraphs.append("**" + md_escape(plain) + "**  \n" + md_escape(line))
     # One element, folded away beyond a few heads: drawn on every typed sentence, these lines
     # cost the browser more than the heatmaps' own update (~25 ms of 0.3 s at 8 heads,

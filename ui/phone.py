@@ -35,6 +35,8 @@ PHONE_CSS = """
   [data-testid="stMain"] { overflow-x: hidden; }
   [data-testid^="stBaseButton-"], button[data-variant] { min-height: 44px; }
   [data-testid="stRadio"] label { min-height: 44px; align-items: center; }
+  [data-testid="stExpander"] summary, [data-testid="stSelectbox"] [role="group"]
+    { min-height: 44px; }
   .studio-chart { max-width: 100%; overflow-x: auto; }
   [data-testid="stMarkdownContainer"] { overflow-wrap: anywhere; }
   /* Streamlit's own small targets: the sidebar's arrow, toggles, page links, help icons,
@@ -125,10 +127,13 @@ def phone_controls() -> None:
     def _to_sidebar() -> None:
         preset("lang", state["phone_lang"])
         state["text"] = state["phone_text"]
+        state["_phone_controls_open"] = True  # changed in the expander: it was open
 
     preset("phone_lang", lang())
     state["phone_text"] = state.get("text", "")
     with st.container(key="phone_controls"):
-        with st.expander(tr("phone_controls_label"), icon=":material/translate:"):
+        # a switch of language made in it redraws it under its new label: open again
+        opened = bool(state.pop("_phone_controls_open", False))
+        with st.expander(tr("phone_controls_label"), opened, icon=":material/translate:"):
             language_radio("phone_lang", on_change=_to_sidebar)
             st.text_area(tr("text_label"), key="phone_text", height=90, on_change=_to_sidebar)

@@ -5,10 +5,12 @@
 header are hidden, type is larger, columns stack so that each chart gets the width of the
 screen, and every chart is scaled up until its smallest text is 24 px at 1080p and fills
 what is left of the window below its top (`fitCharts` in _JS). A small QR code of the
-current share link (the URL without `present`) stays in a corner beside the page, never
-over a chart (with the address warning when phones cannot open it), so a class can scan
-the view on the projector; "Leave presenter mode" (or Esc) restores the normal view. The
-mode is kept in the session too: a page switch clears the URL, not the mode. The same hook
+current share link (the URL without `present`, and without the settings at their
+defaults: a shorter link is a sparser code) stays in a corner beside the page, never over
+a chart (with the address warning when phones cannot open it), so a class can scan the
+view on the projector, and "Larger QR code" shows it large enough for the back of a
+hall; "Leave presenter mode" (or Esc) restores the normal view. The mode is kept in the
+session too: a page switch clears the URL, not the mode. The same hook
 makes every page fit a phone (no sideways scrolling, 44 px tap targets), in presenter mode
 or not.
 
@@ -31,6 +33,8 @@ from urllib.parse import urlencode, urlsplit
 import segno
 import streamlit as st
 
+from attention_core.figures.scales import DEFAULT_SCALE
+from attention_core.settings import Settings
 from ui.address import served_base
 from ui.language import lang, tr
 from ui.phone import PHONE_CSS, PHONE_MAX_PX, phone_controls
@@ -51,6 +55,7 @@ PRESENT_PARAM = "present"
 _STATE = "_presenter"
 _SHARE = "_share_query"  # {url_path: query}: pages whose share link is not the settings
 _KEYS_COMPONENT = "attention_studio_presenter_keys"
+_LARGE = "_presenter_qr_large"  # the QR code shown large, over the page
 
 # Chart sizing is done here, by CSS and by re-laying out Plotly's own height, so that
 # ui/charts.py stays the one place that draws charts.
@@ -80,6 +85,10 @@ h3 { font-size: 2rem !important; }
 .st-key-presenter_corner p, .st-key-presenter_corner code
   { font-size: 0.8rem !important; line-height: 1.3; }
 .st-key-presenter_corner [data-testid="stAlert"] > div { padding: 0.4rem; }
+.st-key-presenter_qr_large { position: fixed; top: 4vh; left: 50%; transform: translateX(-50%);
+  z-index: 999995; background: white; padding: 1.5rem; border-radius: 0.75rem;
+  box-shadow: 0 0 2rem rgba(0, 0, 0, 0.35); width: min(80vh, 90vw); align-items: center; }
+.st-key-presenter_qr_large img { width: 100% !important; height: auto; }
 /* a phone in presenter mode (rare: the QR code's link is not in presenter mode): no room
    beside the page, and nobody scans a phone's screen; the leave button stays in the flow */
 @media (max-width: __PHONE__px) {
@@ -91,10 +100,13 @@ h3 { font-size: 2rem !important; }
 """.replace("__PHONE__", str(PHONE_MAX_PX))
 
 # Streamlit's English that no app can translate: the "Running… Stop" widget during a long
-# run (training, playback); the ⋮ menu is off in .streamlit/config.toml (toolbarMode).
+# run (training, playback), and a table's toolbar ("Download as CSV", "Search",
+# "Fullscreen": the pages' own download buttons speak the language); the ⋮ menu is off in
+# .streamlit/config.toml (toolbarMode).
 _CHROME_CSS = """
 <style>
 [data-testid="stStatusWidget"] { display: none !important; }
+[data-testid="stElementToolbar"] { display: none !important; }
 </style>
 """
 
@@ -143,6 +155,17 @@ function fitTitle(plot, zoom) {
   return window.Plotly.relayout(plot, { "title.font.size": Math.max(floor, size * room / wide) });
 }
 
+// The colour bar's length in pixels, no longer than a chart `height` tall holds (a bar
+// planned for the chart's own height would run off a shorter one)
+function barFits(plot, height) {
+  const bar = ((plot.layout.coloraxis || {}).colorbar) || {};
+  if (bar.lenmode !== "pixels") return {};
+  if (plot.__studioBar === undefined) plot.__studioBar = bar.len;
+  const margin = plot._fullLayout.margin || { t: 0, b: 0 };
+  const room = height - margin.t - margin.b - 20;
+  return { "coloraxis.colorbar.len": Math.min(plot.__studioBar, room) };
+}
+
 // Whether any text of the chart is drawn outside it (labels cut at its edges).
 function textCut(plot) {
   const box = plot.getBoundingClientRect();
@@ -170,19 +193,31 @@ function fitCharts() {
         plot.__studioWhole = false;
         plot.style.transform = plot.style.width = "";
         if (box) box.style.height = "";
-        window.Plotly.relayout(plot, { width: null, height: plot.__studioHeight, autosize: true });
+        const bar = plot.__studioBar === undefined ? {}
+          : { "coloraxis.colorbar.len": plot.__studioBar };
+        plot.__studioBar = undefined;
+        window.Plotly.relayout(plot, { width: null, height: plot.__studioHeight, autosize: true,
+                                       ...bar });
       }
       continue;
     }
     const layout = plot._fullLayout;
     if (!layout || plot.__studioFitting) continue;
     if (!plot.__studioZoom) plot.__studioHeight = layout.height;
-    const zoom = Math.max(1, (TEXT_PX * window.innerHeight) / 1080 / smallestText(plot));
+    let zoom = Math.max(1, (TEXT_PX * window.innerHeight) / 1080 / smallestText(plot));
     const top = box.getBoundingClientRect().top + window.scrollY;
     let room = window.innerHeight - top - 24;
-    if (plot.__studioWhole || room < 0.3 * window.innerHeight) room = window.innerHeight - 48;
-    const width = Math.floor(box.clientWidth / zoom);
-    const height = Math.max(150, Math.floor(room / zoom));
+    // a chart is never laid out smaller than its labels and cell numbers need (its
+    // `studio_min_size`, figures/layout.py): a whole window when less is left below its
+    // top, and the whole chart scaled down where even that is too small
+    const least = (plot.layout.meta || {}).studio_min_size || [0, 0];
+    zoom = Math.max(1, Math.min(zoom, box.clientWidth / least[0]));
+    if (plot.__studioWhole || room < 0.3 * window.innerHeight || room < least[1] * zoom) {
+      room = window.innerHeight - 48;
+    }
+    zoom = Math.max(1, Math.min(zoom, room / least[1]));
+    const width = Math.max(Math.floor(box.clientWidth / zoom), least[0]);
+    const height = Math.max(150, Math.floor(room / zoom), least[1]);
     plot.__studioZoom = zoom;
     plot.style.transformOrigin = "0 0";
     plot.style.transform = `scale(${zoom})`;
@@ -192,7 +227,7 @@ function fitCharts() {
     box.style.height = Math.ceil(height * zoom) + "px";
     if (Math.abs(layout.width - width) > 4 || Math.abs(layout.height - height) > 4) {
       plot.__studioFitting = true;
-      window.Plotly.relayout(plot, { width: width, height: height })
+      window.Plotly.relayout(plot, { width: width, height: height, ...barFits(plot, height) })
         .then(() => fitTitle(plot, zoom))
         .then(() => {
           if (textCut(plot)) plot.__studioWhole = true; // refitted on the next tick
@@ -203,12 +238,15 @@ function fitCharts() {
   }
 }
 
+// the app's root is "" in Streamlit's URL and "/" in the address bar
+const same = (a, b) => a.replace(/\/+$/, "") === b.replace(/\/+$/, "");
+
 function press(direction) {
   const state = window.__studioPresenter || {};
   const page = state.page || {};
   // the arrows' buttons belong to the page that named them, not to the next page shown
   const keys = direction === "leave" ? ["presenter_leave"]
-    : page.path === window.location.pathname ? page[direction] || [] : [];
+    : same(page.path || "", window.location.pathname) ? page[direction] || [] : [];
   for (const key of keys) {
     const button = document.querySelector(`.st-key-${CSS.escape(key)} button`);
     if (button && !button.disabled) { button.click(); return true; }
@@ -243,6 +281,10 @@ _keys = st.components.v2.component(_KEYS_COMPONENT, js=_JS, isolate_styles=False
 def in_presenter_mode() -> bool:
     """True while the session is in presenter mode."""
     return bool(st.session_state.get(_STATE, False))
+
+
+def _larger() -> None:
+    st.session_state[_LARGE] = not st.session_state.get(_LARGE, False)
 
 
 def _set(on: bool) -> None:
@@ -298,12 +340,25 @@ def share_link(page: Any | None = None) -> str:
     """The link that reproduces this view (every URL parameter but `present`), or the
     page's own link (`set_share_query`)."""
     own = st.session_state.get(_SHARE, {}).get(_url_path(page))
-    if own is None:
-        params = {k: v for k, v in st.query_params.to_dict().items() if k != PRESENT_PARAM}
+    if own is None:  # a setting at its default is left out: a shorter link, a sparser code
+        defaults = _defaults()
+        params = {
+            k: v
+            for k, v in st.query_params.to_dict().items()
+            if k != PRESENT_PARAM and defaults.get(k) != v
+        }
     else:
         params = {**own, "lang": lang()}
     query = urlencode(params)
     return page_url(page) + (f"?{query}" if query else "")
+
+
+def _defaults() -> dict[str, str]:
+    """The URL values a view has when its link leaves them out (never the language: the
+    phones open the view in the teacher's)."""
+    defaults = {**Settings().to_query_params(), "scale": DEFAULT_SCALE}
+    defaults.pop("lang", None)
+    return defaults
 
 
 def qr_png(text: str, *, scale: int = 6) -> bytes:
@@ -342,6 +397,8 @@ def presenter_mode(page: Any | None = None) -> None:
         link = share_link(page)
         state["_presenter_link"] = link  # what the QR code says (tests read it)
         st.image(qr_png(link), caption=tr("presenter_qr_caption"))
+        st.button(tr("presenter_qr_larger"), key="presenter_qr_larger", on_click=_larger,
+                  width="stretch", icon=":material/qr_code_2:")  # fmt: skip
         # beside the QR code it concerns, not above the page: the chart keeps the screen
         address_warning()
         st.button(
@@ -353,6 +410,10 @@ def presenter_mode(page: Any | None = None) -> None:
             help=tr("presenter_leave_help"),
         )
         _keys(key="presenter_keys_app", data={"present": True})
+    if state.get(_LARGE):  # the same code, large enough to scan from the back of a hall
+        with st.container(key="presenter_qr_large"):
+            st.image(qr_png(link, scale=12), caption=tr("presenter_qr_caption"))
+            st.button(tr("presenter_qr_close"), key="presenter_qr_close", on_click=_larger)
 
 
 def arrow_keys(*, right: Sequence[str] = (), left: Sequence[str] = ()) -> None:

@@ -18,6 +18,7 @@ from ui.common import current_settings, md_escape, sidebar_settings
 from ui.language import tr
 
 __all__ = [
+    "learned_names",
     "learned_section",
     "trained_caption",
     "untrained_lesson",
@@ -65,6 +66,18 @@ def trained_caption(settings: ModelSettings, pooled: bool) -> None:
         st.caption(tr("trained_pooled"))
 
 
+def learned_names(settings: ModelSettings, head_names: list[str]) -> list[str] | None:
+    """Each head of the view's layer in plain words, from what the reader learned on
+    held-out text: the one naming of its heads on a page (None: no facts for the layer)."""
+    facts = head_facts()
+    if facts is None or settings.layer is None or settings.layer >= len(facts):
+        return None
+    return [
+        tr(f"learned_{fact.name or 'none'}", head=name, value=fact.value)
+        for fact, name in zip(facts[settings.layer], head_names, strict=False)
+    ]
+
+
 def learned_section(settings: ModelSettings, head_names: list[str]) -> None:
     """Each head of the view's layer: its plain name and the held-out numbers behind it,
     then its same-word attention on this sentence against shuffled words."""
@@ -76,8 +89,8 @@ def learned_section(settings: ModelSettings, head_names: list[str]) -> None:
     st.caption(tr("learned_intro"))
     here = sentence_same_word(settings.model)
     lines = []
-    for fact, name in zip(facts[settings.layer], head_names, strict=False):
-        plain = tr(f"learned_{fact.name or 'none'}", head=name, value=fact.value)
+    names = learned_names(settings, head_names) or []
+    for fact, plain in zip(facts[settings.layer], names, strict=False):
         numbers = tr(
             "learned_numbers",
             previous=fact.masses["previous"],

@@ -32,6 +32,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_core.figures.layout import (
+    FONT_PX,
     LABEL_CHARS_MAX,
     MIN_WIDTH_META,
     NOMINAL_WIDTH_PX,
@@ -241,30 +242,29 @@ def heads_spec(
     exact: Sequence[int] = (0,),
     width_px: float = NOMINAL_WIDTH_PX,
     row_shares: bool = True,
+    fonts: Sequence[int] = FONT_PX,
 ) -> dict[str, Any]:
-    """`plot_heads`' figure as a plain dict ({"data": [...], "layout": {...}}), what the app
-    sends (ui/charts.py encodes it without building a `go.Figure`).
+    """`plot_heads`' figure as a plain dict ({"data": [...], "layout": {...}}) for ui/charts.py.
 
     One heatmap per panel in a grid, square cells, colours by `scale` (see `colour_scale`;
     `row_shares`: causal rows relative to their own even share 1/(i+1), the landing page's).
-    `width_px`: the width the chart gets on the page (a half-width column: HALF_WIDTH_PX).
+    `width_px`: the width the chart gets on the page (a half-width column: HALF_WIDTH_PX);
+    `fonts`: the label sizes allowed (`layout.panel_layout`; a projector's: one size).
 
     Layout and labels follow the one rule of `figures.layout`. Built for speed in the
     browser: axis margins are computed here (no automargin), queries are labelled left of
     the first column and keys under the lowest panel of each column only.
 
-    A grid of more than IMAGE_CELLS cells draws its panels as pictures (same colours, at
-    most the panel's pixels a side, no hover: `_picture`), except the panels listed in
-    `exact`, which stay heatmaps whose hover reads `query → key: weight`.
+    A grid of more than IMAGE_CELLS cells draws its panels as pictures (same colours, at most
+    the panel's pixels a side, no hover: `_picture`), except the `exact` panels (heatmaps).
 
-    Labels and titles are drawn literally (escaped once here, line by line for a title
-    broken into lines); they are cut and measured on the raw text.
+    Labels and titles are drawn literally (escaped once here, a broken title line by line).
     """
     P, n = grid.matrices.shape[0], len(grid.labels)
     if P == 0 or n == 0:
         return go.Figure(layout={"height": 120})
-    cols_asked, panel_asked = cols, panel_px
-    plan = panel_layout(grid.labels, P, cols=cols, panel_px=panel_px, width_px=width_px)
+    cols_asked, panel_asked, asked = cols, panel_px, {"width_px": width_px, "fonts": fonts}
+    plan = panel_layout(grid.labels, P, cols=cols, panel_px=panel_px, **asked)
     cols, rows, panel, ticks = plan.cols, plan.rows, plan.panel_px, plan.ticks
     colours = colour_scale(scale, grid.matrices, zmin=zmin, zmax=zmax, rows=row_shares)
     by_row = colours.rows is not None  # causal rows: colours in multiples of 1/(i+1)

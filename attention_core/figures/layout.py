@@ -14,7 +14,8 @@ to hold their numbers. The rule works from the space a label needs, measured in 
   they stand upright (-90°), where their width along the axis is one line, as for rows.
 - Panels: as many in a row (at most `MAX_COLUMNS`) as keep a cell `MIN_CELL_PX` wide (room
   for every label at the smallest font); when not even two do, two in a row (one when
-  there is one). So the panels get fewer and larger as n grows.
+  there is one). So the panels get fewer and larger as n grows. Up to `NAMED_MAX` tokens
+  the rows name every token: fewer panels in a row (one, at the least) where that needs it.
 - With a step of 2, rows label the even tokens and columns the odd ones, so every token is
   labelled on one axis. With a larger step Plotly chooses the labelled ticks itself
   (`nticks`), so zooming in brings the labels of the zoomed tokens; hover always names them.
@@ -50,7 +51,9 @@ __all__ = [
     "MATRIX_TITLE_PX",
     "MAX_COLUMNS",
     "MIN_CELL_PX",
+    "MIN_SIZE_META",
     "MIN_WIDTH_META",
+    "NAMED_MAX",
     "NOMINAL_WIDTH_PX",
     "PanelLayout",
     "TickPlan",
@@ -59,6 +62,7 @@ __all__ = [
     "column_px",
     "labelled",
     "matrix_title",
+    "min_cell_px",
     "panel_layout",
     "short_label",
     "text_px",
@@ -82,9 +86,13 @@ CELL_FONT_MAX_PX = 20  # ... growing with the cell up to this
 # layout.meta key: the width a figure was laid out for; the app's chart keeps it on a phone
 # (the chart scrolls sideways in its own box) rather than squeeze labels and cell numbers
 MIN_WIDTH_META = "studio_min_width"
+# layout.meta key: [width, height], the least size at which the labels and cell numbers
+# laid out still fit; presenter mode never lays the chart out smaller (ui/presenter.py)
+MIN_SIZE_META = "studio_min_size"
 MATRIX_TITLE_PX = 48  # a single matrix's title: 10 px above it, ~26 px of text, 12 px below
 LABEL_CHARS_MAX = 12  # tick labels are cut to this many characters (hover shows them whole)
 GAP_FRACTION = 0.02  # between panels of a row, as a fraction of the plot width
+NAMED_MAX = 48  # up to this many tokens the rows name every token (where the width allows)
 
 
 def text_px(text: str, font_px: float) -> float:
@@ -176,6 +184,19 @@ def matrix_title(text: str) -> dict[str, Any]:
     }
 
 
+def min_cell_px(plan: TickPlan, *, numbers_px: int = 0, number: str = "-0.00") -> float:
+    """The narrowest cell along an axis labelled by `plan` whose labels still stand
+    apart (a label's line, or a flat label's width, between two labelled ticks) and that
+    holds `number` in `numbers_px` type (0: no numbers)."""
+    need = 0.0
+    if plan.shown:
+        label = plan.widest_px + 4 if plan.angle == 0 else LABEL_PITCH * plan.font_px
+        need = max(label, LABEL_PITCH * plan.font_px) / plan.step
+    if numbers_px:
+        need = max(need, text_px(number, numbers_px) + 6)
+    return need
+
+
 def short_label(label: str, limit: int = LABEL_CHARS_MAX) -> str:
     """A tick label cut to `limit` characters (hover still shows the whole `index:token`).
 
@@ -214,12 +235,15 @@ class TickPlan:
         return math.ceil(self.widest_px) + 8 if self.shown else 0
 
 
-def tick_plan(labels: Sequence[str], length_px: float) -> TickPlan:
-    """The labelling of `labels` along an axis `length_px` long (see the module's rule)."""
+def tick_plan(
+    labels: Sequence[str], length_px: float, *, fonts: Sequence[int] = FONT_PX
+) -> TickPlan:
+    """The labelling of `labels` along an axis `length_px` long (see the module's rule),
+    in one of the type sizes `fonts` (presenter mode allows only its own)."""
     n = len(labels)
     texts = [short_label(label) for label in labels]
     best: tuple[int, int] | None = None  # (step, font)
-    for font in sorted(FONT_PX):  # smallest font first: it reaches the smallest step
+    for font in sorted(fonts):  # smallest font first: it reaches the smallest step
         capacity = math.floor(length_px / (LABEL_PITCH * font))
         if capacity < 1 or n == 0:
             continue
@@ -297,6 +321,7 @@ class PanelLayout:
     panel_px: int
     ticks: TickPlan  # the same for rows and columns: all panels show the same tokens
     cell_numbers: bool  # write each weight into its cell
+    min_font_px: int = 0  # cell numbers smaller than this are not written (hover keeps them)
 
     @property
     def cell_px(self) -> float:
@@ -305,7 +330,11 @@ class PanelLayout:
     @property
     def cell_font_px(self) -> int:
         """The cell numbers' type size (`cell_number_px`; 0 without numbers)."""
-        return cell_number_px(self.cell_px) if self.cell_numbers else 0
+        size = cell_number_px(self.cell_px) if self.cell_numbers else 0
+        if 0 < size < self.min_font_px:  # the least size allowed, where "0.00" fits in it
+            wide = self.cell_px >= CELL_NUMBER_PX * self.min_font_px / CELL_FONT_MIN_PX
+            return self.min_font_px if wide else 0
+        return size
 
 
 def column_px(cols: int, *, width_px: float, margin_px: float) -> float:
@@ -320,6 +349,11 @@ def _panel_px(cols: int, n: int, width_px: float, margin_px: float) -> int:
     return int(min(PANEL_MAX_PX, max(PANEL_MIN_PX, n * PANEL_PX_PER_TOKEN), room))
 
 
+def _named_px(n: int, fonts: Sequence[int]) -> float:
+    """The side of a panel whose rows name all n tokens in the smallest of `fonts`."""
+    return math.ceil(n * LABEL_PITCH * min(fonts)) + 1
+
+
 def panel_layout(
     labels: Sequence[str],
     panels: int,
@@ -327,10 +361,12 @@ def panel_layout(
     width_px: float = NOMINAL_WIDTH_PX,
     cols: int | None = None,
     panel_px: int | None = None,
+    fonts: Sequence[int] = FONT_PX,
 ) -> PanelLayout:
     """How `panels` panels of len(labels) tokens are laid out in `width_px` pixels.
 
-    `cols` and `panel_px` override the rule (a page that wants two panels side by side).
+    `cols` and `panel_px` override the rule (a page that wants two panels side by side);
+    `fonts`: the type sizes allowed (labels, and cell numbers no smaller than the least).
     """
     n = len(labels)
     panels = max(panels, 1)
@@ -342,13 +378,21 @@ def panel_layout(
             if _panel_px(c, n, width_px, margin) / max(n, 1) >= MIN_CELL_PX:
                 cols = max(c, min(panels, 2))
                 break
+        if n <= NAMED_MAX:  # the rows name every token: fewer, larger panels where needed
+            for c in range(min(cols, panels), 0, -1):
+                room = column_px(c, width_px=width_px, margin_px=margin)
+                side = max(_panel_px(c, n, width_px, margin), min(room, _named_px(n, fonts)))
+                if tick_plan(labels, side, fonts=fonts).step == 1:
+                    cols, panel_px = c, int(side)
+                    break
     cols = max(1, min(cols, panels))
     size = panel_px or _panel_px(cols, n, width_px, margin)
-    ticks = tick_plan(labels, size)
+    ticks = tick_plan(labels, size, fonts=fonts)
     return PanelLayout(
         cols=cols,
         rows=math.ceil(panels / cols),
         panel_px=size,
         ticks=ticks,
         cell_numbers=n > 0 and cell_number_px(size / n) > 0,
+        min_font_px=min(fonts),
     )

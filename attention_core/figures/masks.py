@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from attention_core.figures.heads import CELL_TEXT_MAX
 from attention_core.figures.layout import NOMINAL_WIDTH_PX, cell_number_px, text_px, tick_plan
 from attention_core.figures.matrix import matrix_figure, plot_matrix
-from attention_core.figures.style import FONT, tick_angle
+from attention_core.figures.style import FONT
 from attention_core.figures.text import literal, literals
 
 __all__ = ["figure_height", "plot_bool_matrix", "plot_padded_weights"]
@@ -53,8 +53,9 @@ def plot_bool_matrix(
     # escaped before they are spread over the cells: two strings, not rows × cols
     words = np.where(m, literal(true_text), literal(false_text))  # (rows, cols) hover, cells
     height = height or max(160, min(700, 110 + 34 * rows))
-    top_px = 110 if title else 70
     cell_w = (width_px - tick_plan(row_labels, 28.0 * rows).margin_px - 20) / cols
+    # the column labels' band above the grid (upright where flat ones would collide)
+    top_px = (40 if title else 0) + max(70, tick_plan(col_labels, cell_w * cols).band_px + 10)
     cell_h = (height - top_px - 10) / rows
     widest = max((true_text, false_text), key=lambda word: text_px(word, 1.0))
     font_px = cell_number_px(cell_w, cell_h, widest=widest) if rows <= CELL_TEXT_MAX * 2 else 0
@@ -68,7 +69,7 @@ def plot_bool_matrix(
         cell_text="%{text}" if font_px else None,
         cell_font_px=font_px,
         gaps=True,
-        axes={"square": False, "top": True, "tickangle": tick_angle(cols)},
+        axes={"square": False, "top": True},
         text=words if font_px else None,
         zmin=0.0,
         zmax=1.0,
@@ -81,6 +82,7 @@ def plot_bool_matrix(
         showscale=False,
         customdata=words,
         hovertemplate="%{y}, %{x}: %{customdata}<extra></extra>",
+        width_px=width_px,
     )
 
 

@@ -9,6 +9,7 @@ entry of `plot_matrix`: tokens are what a student typed, and Plotly would otherw
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,11 +19,13 @@ import plotly.graph_objects as go
 from attention_core.figures.layout import (
     CELL_FONT_MIN_PX,
     MATRIX_TITLE_PX,
+    MIN_SIZE_META,
     MIN_WIDTH_META,
     NOMINAL_WIDTH_PX,
     axis_ticks,
     cell_number_px,
     matrix_title,
+    min_cell_px,
     tick_plan,
     unescape,
 )
@@ -156,8 +159,22 @@ def matrix_figure(
     x_len = max(40.0, width_px - tick_plan(raw_y, y_len).margin_px - COLORBAR_PX)
     if (axes or {}).get("square", True):
         x_len = y_len = min(x_len, y_len)
-    fig.update_xaxes(**axis_ticks(tick_plan(raw_x, x_len), list(x), "x"))
-    fig.update_yaxes(**axis_ticks(tick_plan(raw_y, y_len), list(y), "y"))
+    x_plan, y_plan = tick_plan(raw_x, x_len), tick_plan(raw_y, y_len)
+    fig.update_xaxes(**axis_ticks(x_plan, list(x), "x"))
+    fig.update_yaxes(**axis_ticks(y_plan, list(y), "y"))
+    # the least size at which these labels and numbers still fit (presenter mode keeps it)
+    numbers = cell_font_px if cell_text else 0
+    cell_w = min_cell_px(x_plan, numbers_px=numbers)
+    cell_h = max(min_cell_px(y_plan), 1.5 * numbers)
+    if (axes or {}).get("square", True):
+        cell_w = cell_h = max(cell_w, cell_h)
+    rows, cols = len(y), len(x)
+    least = [
+        math.ceil(y_plan.margin_px + COLORBAR_PX + cell_w * cols),
+        math.ceil(top_px + 20 + cell_h * rows),
+    ]
+    meta: dict[str, Any] = {MIN_SIZE_META: least}
     if cell_text:  # its cells hold their text at this width: a phone scrolls, never squeezes
-        fig.update_layout(meta={MIN_WIDTH_META: round(width_px)})
+        meta[MIN_WIDTH_META] = round(width_px)
+    fig.update_layout(meta=meta)
     return fig

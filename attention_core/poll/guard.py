@@ -8,6 +8,12 @@ not its 4-letter code: an id is valid in the one class it was issued for and ref
 any other, including a later class that reuses the same code. That is what *replay*
 means here: presenting an id outside the class that issued it (tests/core/poll/test_guard.py).
 
+One device, one voter. A student who joins without an id gets the id of their device
+(`device_student`: the nonce is an HMAC of the device's random id, kept in a cookie of the
+browser profile, and the class id), so leaving and joining again under another name, or a
+second tab, sits in the same seat: one answer per question, whatever the name. The
+teacher's reset forgets the answers, not the seats.
+
 A copied link (a classmate's `sid` in the same class) carries a valid id, so the id alone
 cannot tell the two phones apart: the seat is *held* by one browser session at a time.
 The session that shows the seat renews its hold at every refresh (STUDENT_REFRESH_S);
@@ -45,6 +51,7 @@ __all__ = [
     "JOINS_PER_S_STUDENT",
     "MAX_CLASS_SIZE",
     "Clock",
+    "device_student",
     "env_secret",
     "sign_student",
     "signed_for",
@@ -75,6 +82,14 @@ def _tag(secret: str, class_id: str, nonce: str) -> str:
 def sign_student(secret: str, class_id: str) -> str:
     """A new student id for the class `class_id`: nonce + tag, 40 hex digits."""
     nonce = secrets.token_hex(_NONCE // 2)
+    return nonce + _tag(secret, class_id, nonce)
+
+
+def device_student(secret: str, class_id: str, device: str) -> str:
+    """The student id of the device `device` (its random id) in the class `class_id`: the
+    same every time that device joins that class, valid as `sign_student`'s ids are."""
+    message = f"device|{class_id}|{device}".encode()
+    nonce = hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()[:_NONCE]
     return nonce + _tag(secret, class_id, nonce)
 
 

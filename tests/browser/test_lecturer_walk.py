@@ -267,7 +267,7 @@ def train_page(walk: Walk) -> None:
         expect(walk.main.get_by_text(re.compile(done))).to_be_visible(timeout=WAIT_MS)
 
     walk.step("train and wait for the end", train, shot="train")
-    wait_for_heatmaps(walk.page, 2, chart=2)  # the trained heads
+    wait_for_heatmaps(walk.page, 2, chart=1)  # the trained heads (under the controls)
 
 
 def glossary_page(walk: Walk) -> None:

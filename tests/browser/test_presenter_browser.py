@@ -14,8 +14,11 @@ from collections.abc import Callable
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import segno
 from playwright.sync_api import Page, expect
 
+from attention_core.figures.scales import DEFAULT_SCALE
+from attention_core.settings import Settings
 from tests.support.qr import read_qr
 
 from .checks import assert_no_exception, collect_page_errors
@@ -25,6 +28,7 @@ from .waits import expect_rerun, open_page, wait_for_charts
 from .widgets import set_language, sidebar
 
 pytestmark = pytest.mark.browser
+DOCS_IMAGES = ARTIFACTS_DIR.parents[1] / "docs" / "images"
 VIEW = {"text": "the cat sat on the mat", "tokenizer": "word", "attention": "multi",
         "embed_dim": "8", "num_heads": "2"}  # fmt: skip
 
@@ -136,7 +140,12 @@ def test_a_lecturer_presents_the_steps_and_the_quiz_in_both_languages(
     link = _decode_qr(page)
     shown, here = urlsplit(link), urlsplit(page.url)
     assert (shown.scheme, shown.netloc, shown.path) == (here.scheme, here.netloc, here.path)
-    expected = {k: v for k, v in _query(page.url).items() if k != "present"}
+    # (settings at their defaults left out: the same view, a sparser code)
+    defaults = {k: [v] for k, v in Settings().to_query_params().items() if k != "lang"}
+    defaults["scale"] = [DEFAULT_SCALE]
+    expected = {
+        k: v for k, v in _query(page.url).items() if k != "present" and defaults.get(k) != v
+    }
     assert _query(link) == expected and expected["text"] == [VIEW["text"]]
 
     # the arrows step through the slides, the address bar follows
@@ -232,3 +241,151 @@ def test_a_phone_in_presenter_mode_keeps_the_phone_layout(browser, app_server: s
         assert not errors, errors
     finally:
         context.close()
+
+
+# Every tick label of each axis of each chart (its box on the screen), the charts' boxes,
+# their colour bars', and the head titles drawn.
+_LABELS_JS = """() => [...document.querySelectorAll('.studio-chart.js-plotly-plot')].map((p) => {
+  const box = (el) => { const b = el.getBoundingClientRect();
+    return [b.left, b.top + scrollY, b.right, b.bottom + scrollY]; };
+  const scale = p.getBoundingClientRect().width / p.offsetWidth;
+  const ticks = [...p.querySelectorAll('g[class$="tick"] > text')]
+    .filter((t) => t.textContent.trim())
+    .map((t) => ({axis: t.parentNode.getAttribute('class'), text: t.textContent, box: box(t),
+                  px: parseFloat(getComputedStyle(t).fontSize) * scale}));
+  const bar = p.querySelector('.colorbar');
+  return {box: box(p), ticks: ticks, bar: bar ? box(bar) : null,
+          titles: [...p.querySelectorAll('.annotation-text')].map((t) => t.textContent)};
+})"""
+SENTENCES = {  # (language, tokens) → the sentence, its tokenizer (a token a word or character)
+    ("en", 4): ("the cat sat down", "word"),
+    ("en", 12): ("the cat sat on the mat because the mat was very warm", "word"),
+    ("en", 24): (" ".join(["the cat sat on the warm mat"] * 3 + ["and then slept"]), "word"),
+    ("en", 40): (" ".join(["the cat sat on the warm mat and"] * 5), "word"),
+    ("zh-TW", 4): ("中和有路", "char"),
+    ("zh-TW", 12): ("捷運板南線今天早上延誤了", "char"),
+    ("zh-TW", 24): ("捷運板南線今天早上因為號誌故障延誤了二十一分鐘。", "char"),
+    ("zh-TW", 40): (
+        "捷運板南線今天早上因為號誌故障延誤了二十分鐘，很多上班的人都遲到了。真是太糟糕！",
+        "char",
+    ),
+}
+
+
+def _overlapping(ticks: list[dict]) -> list[tuple[str, str]]:
+    """Pairs of labels of one axis whose boxes overlap."""
+    pairs = []
+    for i, a in enumerate(ticks):
+        for b in ticks[i + 1 :]:
+            (l1, t1, r1, b1), (l2, t2, r2, b2) = a["box"], b["box"]
+            if (
+                a["axis"] == b["axis"]
+                and l1 < r2 - 1
+                and l2 < r1 - 1
+                and t1 < b2 - 1
+                and t2 < b1 - 1
+            ):
+                pairs.append((a["text"], b["text"]))
+    return pairs
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_every_head_of_an_ordinary_sentence_reads_on_a_1080p_projector(
+    new_page: Callable[[], Page], app_server: str, lang: str
+) -> None:
+    """Sentences of 4, 12, 24 and 40 tokens on the landing page at 1920 × 1080 in presenter
+    mode: every tick label at least 24 px and none overlapping another of its axis, the
+    chart and its colour bar whole on the first screen, and every head shown there or one
+    → away (the pager, ui/presenter_heads.py)."""
+    page = new_page()
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    errors = collect_page_errors(page)
+    for n in (4, 12, 24, 40):
+        text, tokenizer = SENTENCES[(lang, n)]
+        view = {"present": 1, "lang": lang, "text": text, "tokenizer": tokenizer}
+        open_page(page, app_server, "", {**view, "num_heads": 4})
+        _presenting(page)
+        header = {"en": f"Tokens ({n})", "zh-TW": f"詞元（{n} 個）"}[lang]
+        expect(page.get_by_role("heading", name=header)).to_have_count(1)  # n tokens, exactly
+        wait_for_charts(page)
+        _charts_fill_the_projector(page)
+        seen: set[str] = set()
+        for _turn in range(4):
+            (chart,) = page.evaluate(_LABELS_JS)
+            _, top, _, bottom = chart["box"]
+            assert bottom <= 1080 and top >= 0, (n, chart["box"])  # no scrolling to see it
+            assert chart["bar"] and chart["bar"][1] >= top and chart["bar"][3] <= bottom, chart
+            assert chart["ticks"], (n, "no labels")
+            assert min(t["px"] for t in chart["ticks"]) >= 24 - 0.5, (n, chart["ticks"][:3])
+            assert _overlapping(chart["ticks"]) == [], (n, lang, _overlapping(chart["ticks"]))
+            seen |= set(chart["titles"])
+            if len(seen) >= 4:
+                break
+            _press(page, "ArrowRight")  # one key: the next heads
+            wait_for_charts(page)
+            _charts_fill_the_projector(page)
+        assert len(seen) == 4, (n, seen)  # every head, on this screen or one key away
+        _projector(page, f"presenter-heads-{n}-{lang}")
+        if n == 24 and lang == "zh-TW":  # docs/guide/presenter.md's picture: the first screen
+            _press(page, "ArrowLeft")
+            wait_for_charts(page)
+            _charts_fill_the_projector(page)
+            # the key's click on the title scrolled a little and left a focus ring
+            page.evaluate("() => { document.activeElement.blur(); window.scrollTo(0, 0); }")
+            page.wait_for_function("() => window.scrollY === 0")
+            page.screenshot(path=str(DOCS_IMAGES / "presenter-24-tokens-zh-TW.png"))
+    assert_no_exception(page)
+    assert not errors, errors
+
+
+def test_the_article_softmax_keeps_its_numbers_and_labels_apart_on_a_projector(
+    new_page: Callable[[], Page], app_server: str
+) -> None:
+    """Step 5 (softmax) of the article's sentence at 1920 × 1080 in presenter mode: the
+    chart is never laid out smaller than its labels and numbers need (figures/layout.py's
+    `studio_min_size`), so every cell keeps its weight and no column label lies on another."""
+    page = new_page()
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    errors = collect_page_errors(page)
+    open_page(page, app_server, "steps", {"step": 5, "present": 1, "lang": "zh-TW"})
+    _presenting(page)
+    wait_for_charts(page)
+    _charts_fill_the_projector(page)
+    chart = page.locator(".studio-chart.js-plotly-plot").first
+    chart.scroll_into_view_if_needed()
+    cells = chart.locator(".heatmaplayer text")
+    expect(cells).to_have_count(16)  # 4 × 4 weights, each written in its cell
+    (softmax, *_) = page.evaluate(_LABELS_JS)
+    assert _overlapping(softmax["ticks"]) == [], _overlapping(softmax["ticks"])
+    assert min(t["px"] for t in softmax["ticks"]) >= 24 - 0.5
+    _projector(page, "presenter-steps-softmax-zh-TW")
+    assert_no_exception(page)
+    assert not errors, errors
+
+
+def test_a_long_sentences_qr_code_is_shown_large_on_demand(
+    new_page: Callable[[], Page], app_server: str
+) -> None:
+    """At 1920 × 1080 with a 24-character sentence: "Larger QR code" shows the view's link
+    at least 8 px a module (the corner's is under 2), it still decodes to that link, and
+    closing it gives the screen back."""
+    page = new_page()
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    text, tokenizer = SENTENCES[("zh-TW", 24)]
+    open_page(page, app_server, "", {"present": 1, "lang": "zh-TW", "text": text,
+                                     "tokenizer": tokenizer})  # fmt: skip
+    _presenting(page)
+    small = _decode_qr(page)
+    with expect_rerun(page):
+        page.get_by_role("button", name="放大 QR 碼").click()
+    large = page.locator(".st-key-presenter_qr_large img").first
+    expect(large).to_be_visible(timeout=WAIT_MS)
+    found = read_qr(large.screenshot())
+    assert found == [small], found
+    modules = segno.make(small, error="m", micro=False).symbol_size(border=2)[0]
+    box = large.bounding_box()
+    assert box is not None and box["width"] / modules >= 8, (box, modules)
+    _projector(page, "presenter-qr-large")
+    with expect_rerun(page):
+        page.get_by_role("button", name="關閉放大的 QR 碼").click()
+    expect(page.locator(".st-key-presenter_qr_large")).to_have_count(0)

@@ -235,3 +235,25 @@ def test_desktop_charts_fit_their_box_without_scrolling(app_server: str, page: P
     assert wait_for_charts(page) >= 1
     sideways = page.evaluate(_SIDEWAYS)
     assert sideways and max(sideways) <= 1, sideways
+
+
+def test_the_trained_reader_at_25_tokens_names_every_token_on_the_rows(
+    app_server: str, page: Page
+) -> None:
+    """The trained reader on 24 characters ([BOS] + 24 = 25 tokens) at 1440 × 900, zh-TW:
+    the rows name every token (figures/layout.py's NAMED_MAX), no two labels overlap, and
+    the caption says what the chart does (every token named), not that labels were dropped."""
+    page.set_viewport_size({"width": 1440, "height": 900})
+    text = "捷運板南線今天早上因為號誌故障延誤了二十一分鐘。"
+    open_page(page, app_server, params={"weights": "trained", "tokenizer": "char",
+                                        "text": text, "lang": "zh-TW"})  # fmt: skip
+    wait_for_charts(page)
+    boxes = labels_drawn(page)
+    rows = [b for b in boxes if b["axis"] == "y"]
+    assert labelled_tokens(rows) == set(range(25)), sorted(labelled_tokens(rows))
+    assert overlaps(boxes) == []
+    captions = main_area(page).locator('[data-testid="stCaptionContainer"]').all_inner_texts()
+    assert any("兩個座標軸都標出每個詞元" in c for c in captions), captions
+    assert not any("不是每個詞元都標出" in c for c in captions), captions
+    screenshot(page, "readable-trained-25-zh-TW")
+    assert_no_exception(page)

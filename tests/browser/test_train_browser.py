@@ -24,7 +24,7 @@ from .widgets import main_area as _main
 from .widgets import pick_option, set_language
 
 pytestmark = pytest.mark.browser
-HEADS_CHART = 2  # charts on the page: the target pattern, the curves, the heads
+HEADS_CHART = 1  # charts on the page: the target pattern, the heads, the curves
 TASK_INDUCTION = "Induction: continue a repeated pattern (2 layers)"
 
 
@@ -64,6 +64,10 @@ def test_default_reverse_trains_to_a_sharp_anti_diagonal(page, app_server):
     accuracy = main.locator('[data-testid="stMetricValue"]').first.inner_text()
     assert float(accuracy.rstrip("%")) >= 95.0
     expect(main.get_by_role("slider")).to_have_count(3)  # lr, num_heads, replay
+    # the heads the class watches learn sit right under the controls, not a screen below
+    button = main.get_by_role("button", name="▶ Train").bounding_box()
+    heads = page.locator(".studio-chart.js-plotly-plot").nth(HEADS_CHART).bounding_box()
+    assert button and heads and heads["y"] - button["y"] <= 450, (button, heads)
     screenshot(page, "train")
 
 
@@ -156,7 +160,7 @@ def test_a_run_is_watched_replayed_and_an_induction_head_is_named_in_both_langua
     named = main.get_by_text(re.compile(r"layer 1 · head 0: induction head \(score"))
     expect(named).to_be_visible()
     expect(main.get_by_text(re.compile(r"previous-token head \(score")).first).to_be_visible()
-    wait_for_heatmaps(page, 3, chart=HEADS_CHART + 1)  # target, curves, detector, heads
+    wait_for_heatmaps(page, 3, chart=HEADS_CHART)  # target, heads, curves, detector
     assert_no_exception(page)
     screenshot(page, "train-induction")
 
@@ -165,8 +169,8 @@ def test_a_run_is_watched_replayed_and_an_induction_head_is_named_in_both_langua
     expect(main.get_by_text(re.compile(r"第 1 層 · 頭 0：歸納頭（分數"))).to_be_visible()
     with expect_rerun(page):
         main.get_by_text("訓練前後並排", exact=True).click()
+    wait_for_heatmaps(page, 3, chart=HEADS_CHART)  # before and after, where the heads were
     wait_for_heatmaps(page, 3, chart=HEADS_CHART + 1)
-    wait_for_heatmaps(page, 3, chart=HEADS_CHART + 2)
     assert_no_exception(page)
     screenshot(page, "train-induction-zh")
 

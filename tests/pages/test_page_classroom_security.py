@@ -138,6 +138,8 @@ def test_a_long_name_is_cut_to_forty_and_the_student_is_told(db: Path, length: i
     field.input("長" * length).run()
     at.button(key="poll_join").click().run()
     assert t("poll_name_cut", "en", most=MAX_NAME) in md_unescape(texts(at))
+    at.run()  # the live view's next refresh: the notice stays while the student is in class
+    assert t("poll_name_cut", "en", most=MAX_NAME) in md_unescape(texts(at))
     assert SQLiteStore(db).info(code, with_names=True).names == ("長" * MAX_NAME,)
     assert str(MAX_NAME) in t("poll_name_help", "en", most=MAX_NAME)
 

@@ -5,6 +5,7 @@ broken weights file that leaves the untrained module working."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import numpy as np
@@ -107,7 +108,10 @@ def test_unknown_characters_are_flagged_and_counted_never_dropped():
     read = reader_tokens(text, load_shipped().vocab)
     assert len(heatmaps(at)[0]["x"]) == len(read.tokens) == 5
     warning = md_unescape(" ".join(str(w.value) for w in at.warning))
-    assert t("reader_unknown", "en", k=len(read.unknown), n=5, units="😀、ア") in warning
+    assert t("reader_unknown", "en", k=len(read.unknown), n=5, units="😀, ア") in warning
+    at = run_app({"weights": "trained", "text": text, "tokenizer": "char", "lang": "zh-TW"})
+    warning = md_unescape(" ".join(str(w.value) for w in at.warning))
+    assert t("reader_unknown", "zh-TW", k=len(read.unknown), n=5, units="😀、ア") in warning
 
 
 def test_a_long_text_is_cut_at_the_readers_context_with_a_message():
@@ -170,3 +174,16 @@ def test_a_corrupted_weights_file_says_so_and_the_untrained_module_keeps_working
     assert "corrupted" in errors and "untrained" in errors and not figures(at)
     at.radio(key="weights").set_value("untrained").run()
     assert not at.exception and not at.error and len(heatmaps(at)) == 4
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_each_head_has_one_plain_name_on_the_trained_landing_page(lang):
+    """The sections "What the trained reader learned" and "What each head does" name each
+    head with the same words (ui/reader.py's `learned_names`), never two descriptions."""
+    at = run_app({**TRAINED, "tokenizer": "char", "lang": lang})
+    assert not at.exception
+    bold = re.findall(r"\*\*(.+?)\*\*", "\n".join(m.value for m in at.markdown))
+    for i in range(shipped_shape().num_heads):
+        head = t("head_title", lang, i=i)
+        named = {md_unescape(b) for b in bold if md_unescape(b).startswith(head)}
+        assert len(named) == 1, (head, named)

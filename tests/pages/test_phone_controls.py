@@ -72,3 +72,5 @@ def test_no_streamlit_menu_and_no_stop_button_in_front_of_a_class():
     from ui.presenter import _CHROME_CSS
 
     assert '[data-testid="stStatusWidget"] { display: none' in _CHROME_CSS
+    # a table's toolbar: "Download as CSV", "Search", "Fullscreen", in English only
+    assert '[data-testid="stElementToolbar"] { display: none' in _CHROME_CSS

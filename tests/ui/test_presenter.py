@@ -95,7 +95,7 @@ def listen_on_localhost() -> Iterator[None]:
 
 def _presenter_link_from(url: str) -> tuple[AppTest, str]:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({"present": "1", "text": "中和有一個永和路"})
+    at.query_params.update({"present": "1", "text": "永和有一個中和路"})
     at.context = {"url": url}
     at.run()
     assert not at.exception
@@ -107,7 +107,7 @@ def test_a_teacher_on_localhost_gets_a_qr_code_of_the_lan_address(lan: str) -> N
     at, decoded = _presenter_link_from("http://localhost:8501/")
     parts = urlsplit(decoded)
     assert (parts.scheme, parts.netloc, parts.path) == ("http", f"{lan}:8501", "/")
-    assert parse_qs(parts.query)["text"] == ["中和有一個永和路"]
+    assert parse_qs(parts.query)["text"] == ["永和有一個中和路"]
     assert not at.warning  # a phone can open it: nothing to warn about
 
 
@@ -125,3 +125,32 @@ def test_a_localhost_only_server_warns_with_the_command_that_fixes_it(
     at.session_state["lang"] = "zh-TW"
     at.run()
     assert t("address_loopback_only", "zh-TW") in [w.value for w in at.warning]
+
+
+def test_the_qr_code_leaves_out_settings_at_their_defaults_and_can_be_shown_large() -> None:
+    """A long sentence's link was QR version 15 (~1.8 px a module in the corner): settings
+    at their defaults are left out (the link opens the same view), and "Larger QR code"
+    shows the same code large."""
+    import segno
+
+    from attention_core.settings import Settings
+
+    text = "捷運板南線今天早上因為號誌故障延誤了二十分鐘。"
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"present": "1", "text": text, "tokenizer": "char"})
+    at.context = {"url": "http://192.168.1.20:8501/"}
+    at.run()
+    assert not at.exception
+    link = at.session_state["_presenter_link"]
+    query = parse_qs(urlsplit(link).query)
+    assert query["text"] == [text] and query["tokenizer"] == ["char"]
+    defaults = Settings().to_query_params()
+    for name in ("attention", "embed_dim", "num_heads", "seed", "causal", "positional"):
+        assert name not in query and name in defaults  # the view's default: the same view
+    full = link + "&attention=multi&embed_dim=16&num_heads=4&seed=0&causal=false&positional=false"
+    assert segno.make(link, error="m").version < segno.make(full, error="m").version
+    at.button(key="presenter_qr_larger").click().run()
+    large = next(b for b in at.main.children.values() if b.key == "presenter_qr_large")
+    assert len(large.get("image")) == 1
+    at.button(key="presenter_qr_close").click().run()
+    assert all(b.key != "presenter_qr_large" for b in at.main.children.values())

@@ -148,8 +148,13 @@ def test_tick_plan_thins_with_a_step_and_zooms_beyond_two():
     categories = labels  # nothing to escape here
     x = _spec(plot_heads(head_grid(_softmax_weights(2, 128), labels)))["layout"]["xaxis"]
     assert x["tickmode"] == "auto" and x["nticks"] >= 10  # Plotly labels more on zoom
+    # up to 48 tokens the rows name every token where the width allows (layout.NAMED_MAX)
     y = _spec(plot_heads(head_grid(_softmax_weights(2, 30), _labels(30))))["layout"]["yaxis"]
-    assert y["tickmode"] == "array" and y["tickvals"] == _labels(30)[::2]
+    assert y["tickmode"] == "array" and y["tickvals"] == _labels(30)
+    # where they cannot (a step of 2): rows name the even tokens, columns the odd ones
+    pair = tick_plan(_labels(30), 300)
+    assert pair.step == 2 and labelled(pair, "y") == list(range(0, 30, 2))
+    assert labelled(pair, "x") == list(range(1, 30, 2))
     assert categories
 
 

@@ -24,7 +24,13 @@ from attention_core.poll import (
     name_was_cut,
 )
 from attention_core.poll import store as store_module
-from attention_core.poll.guard import ENV_SECRET, HOLD_S, sign_student, signed_for
+from attention_core.poll.guard import (
+    ENV_SECRET,
+    HOLD_S,
+    device_student,
+    sign_student,
+    signed_for,
+)
 from tests.core.poll import test_store as stores
 
 _question = stores._question
@@ -175,3 +181,24 @@ def test_a_seat_is_held_by_one_session_until_it_falls_silent(
     now[0] += 1.0  # the owner's tab closed (or its replica died): the hold lapses
     assert store.hold(info.class_id, info.student, copier)
     assert not store.hold(info.class_id, info.student, owner)
+
+
+def test_one_device_is_one_seat_whatever_the_name(store: PollStore) -> None:
+    """A device joining again (after leaving, from a second tab) under another name sits in
+    the same seat: one student, one answer per question; another device is another seat."""
+    code, key = store.open_class()
+    store.push(code, key, _question())
+    class_id = store.info(code).class_id
+    phone, other = secrets.token_hex(16), secrets.token_hex(16)
+    seat = device_student(store.secret(), class_id, phone)
+    assert signed_for(store.secret(), class_id, seat)
+    assert store.join(code, seat, "甲").student == seat
+    assert store.answer(class_id, 1, seat, 0)
+    again = device_student(store.secret(), class_id, phone)
+    assert again == seat  # the same device, the same id
+    assert store.join(code, again, "甲2").students == 1
+    store.answer(class_id, 1, again, 1)
+    assert sum(store.counts(class_id, 1).values()) == 1
+    assert device_student(store.secret(), class_id, other) != seat
+    other_code, _ = store.open_class()
+    assert device_student(store.secret(), store.info(other_code).class_id, phone) != seat
