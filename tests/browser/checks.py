@@ -18,7 +18,7 @@ from tests.support.qr import read_qr
 
 from .chromium import APP_TIMEOUT_MS, VIEWPORT
 from .server import ARTIFACTS_DIR, ServerLog
-from .waits import wait_for_charts
+from .waits import plotly_traces, wait_for_charts
 from .widgets import expect_settings
 
 if TYPE_CHECKING:
@@ -228,3 +228,16 @@ def wait_for_qr(image: Locator, want: str, *, timeout_ms: float = APP_TIMEOUT_MS
         if last == want or time.monotonic() > deadline:
             return last
         image.page.wait_for_timeout(200)
+
+
+def assert_atlas_heatmaps(page: Page, shapes: list[tuple[int, int]]) -> None:
+    """The Atlas's first chart drawn, its heatmaps of these (layers, heads) shapes."""
+    wait_for_charts(page)
+    drawn = [tr["z_shape"] for tr in plotly_traces(page, 0) if tr["type"] == "heatmap"]
+    assert drawn == shapes, drawn
+
+
+def assert_atlas_points(page: Page, heads: int) -> None:
+    """The Atlas's head map drawn with one point for each of `heads`."""
+    wait_for_charts(page)
+    assert len(plotly_traces(page, 0)[0]["x"]) == heads

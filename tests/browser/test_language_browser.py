@@ -24,7 +24,6 @@ land in tests/artifacts/lang-*.png.
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any
 
@@ -32,6 +31,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from attention_core.atlas.shipped import SAMPLE_DIR
 from attention_core.i18n import glossary, t
 
 from .checks import assert_no_exception, screenshot
@@ -248,24 +248,12 @@ def _user_words(lang: str, path: str = "") -> set[str]:
     return set(re.findall(r"[A-Za-z]+", text))
 
 
-@functools.cache
-def _corpus_text() -> str:
-    """The sentences the atlas's shipped index reads (its corpus sample): data the Atlas
-    page shows as it is, in whichever language they were written."""
-    from attention_core.atlas.shipped import SAMPLE_DIR
-
-    return (SAMPLE_DIR / "heldout.txt").read_text("utf-8")
-
-
-def _not_corpus(found: list[str], path: str) -> list[str]:
-    """On the Atlas page, the words and runs of characters its corpus sentences hold are
-    the corpus's, not the interface's."""
-    return [w for w in found if w not in _corpus_text()] if path == "atlas" else found
-
-
 def _foreign(lang: str, text: str, path: str) -> list[str]:
-    """The parts of `text` in the other language that no allowlist covers."""
-    return _not_corpus(_foreign_words(lang, text, path), path)
+    """The parts of `text` in the other language that no allowlist covers; on the Atlas
+    page, what its corpus sentences hold is the corpus's (data), not the interface's."""
+    found = _foreign_words(lang, text, path)
+    corpus = (SAMPLE_DIR / "heldout.txt").read_text("utf-8") if path == "atlas" else ""
+    return [w for w in found if w not in corpus]
 
 
 def _foreign_words(lang: str, text: str, path: str) -> list[str]:

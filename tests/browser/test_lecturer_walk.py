@@ -27,17 +27,16 @@ from attention_core.i18n import t
 from attention_core.settings import DEFAULT_TEXT
 from attention_core.tokenize import token_labels, tokenize
 
-from .checks import check_page, expected_errors, screenshot
+from .checks import (
+    assert_atlas_heatmaps,
+    assert_atlas_points,
+    check_page,
+    expected_errors,
+    screenshot,
+)
 from .chromium import APP_TIMEOUT_MS as WAIT_MS
 from .server import ARTIFACTS_DIR, ServerLog
-from .waits import (
-    expect_rerun,
-    maybe_rerun,
-    open_page,
-    plotly_traces,
-    wait_for_charts,
-    wait_for_heatmaps,
-)
+from .waits import expect_rerun, maybe_rerun, open_page, wait_for_heatmaps
 from .widgets import LANG_LABELS, edit_cell, main_area, pick_option, sidebar
 
 pytestmark = pytest.mark.browser
@@ -347,17 +346,12 @@ def classroom_page(walk: Walk) -> None:
 
 
 def atlas_page(walk: Walk) -> None:
-    # the server's cache is empty (a machine that never built an index): the atlas opens on
-    # the small index the package ships, every head of the reader a point on its map
-    wait_for_charts(walk.page)
-    assert len(plotly_traces(walk.page, 0)[0]["x"]) == 16, "the reader's 4 × 4 heads"
+    # an empty cache (no index built): the shipped reader's map, its 4 × 4 heads as points
+    assert_atlas_points(walk.page, 16)
     expect(walk.main.get_by_text(walk.tr("atlas_build_more"))).to_be_visible(timeout=WAIT_MS)
-    walk.step(
-        "models side by side", walk.segment("atlas_view_label", walk.tr("atlas_view_compare")).click
-    )
-    wait_for_charts(walk.page)
-    heatmaps = [tr for tr in plotly_traces(walk.page, 0) if tr["type"] == "heatmap"]
-    assert [tr["z_shape"] for tr in heatmaps] == [(1, 4), (4, 4), (6, 12)], heatmaps
+    compare = walk.segment("atlas_view_label", walk.tr("atlas_view_compare"))
+    walk.step("models side by side", compare.click)
+    assert_atlas_heatmaps(walk.page, [(1, 4), (4, 4), (6, 12)])  # the three shipped indexes
 
 
 PAGE_STEPS: dict[str, Callable[[Walk], None]] = {
