@@ -188,7 +188,7 @@ def test_a_pretrained_result_reads_as_text(gpt2, tmp_path) -> None:
 def test_the_pretrained_page_labels_characters_not_byte_pieces(gpt2, tmp_path) -> None:
     """The app's Pretrained page on the saved model: its heatmap's labels are the text's
     characters and its cells the model's own weights pooled by hand."""
-    import helpers_teaching
+    from tests.support import teaching as helpers_teaching
 
     from tests.support.apptest import chart, weights_of
 
