@@ -34,6 +34,8 @@ LONGEST_FIRST = (
     "test_pages_widgets_browser.py",
     "test_heatmaps_browser.py",
     "test_classroom_browser.py",
+    "test_presenter_browser.py",  # ~50 s: 4 to 40 tokens on a projector, both languages
+    "test_notebook_browser.py",  # ~35 s: the notebook executed, its saved views painted
     "test_hostile_browser.py",
     "test_replicas.py",
     "test_lens_browser.py",  # ~40 s: a 512-token text's head view and ablation
@@ -42,6 +44,14 @@ LONGEST_FIRST = (
     "test_long_map_browser.py",
     "test_pretrained_long_browser.py",  # ~40 s: a tiny Llama at 4 096 tokens, two viewports
     "test_page_heatmaps_long.py",
+    "test_scale_pages_browser.py",
+    "test_class_walk_browser.py",
+    "test_reachable_link_browser.py",
+    "test_page_pretrained_long.py",
+    "test_classroom_security_browser.py",
+    "test_readable_heatmaps_browser.py",
+    "test_reader_browser.py",
+    "test_models_browser.py",
 )
 
 
