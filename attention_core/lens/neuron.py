@@ -117,9 +117,12 @@ def rebuild_tolerance(model: Any) -> float:
     return EXACT if dtype == "torch.float32" else HALF_TOLERANCE
 
 
-def refusal(part: AttentionLayer, call: dict[str, Any], gap: float, model: Any) -> RebuildRefused:
-    """Why a layer's rebuilt weights differ from its own by `gap`: the true reason where it
-    shows (the precision, an argument the rebuild does not read), else the layer named."""
+def refusal(
+    part: AttentionLayer, call: dict[str, Any], gap: float, model: Any, n: int = 0
+) -> RebuildRefused:
+    """Why a layer's rebuilt weights (over `n` tokens) differ from its own by `gap`: the
+    true reason where it shows (the precision, an argument over the keys that the rebuild
+    does not read), else the layer named."""
     import torch
 
     dtype = next(model.parameters()).dtype
@@ -134,7 +137,6 @@ def refusal(part: AttentionLayer, call: dict[str, Any], gap: float, model: Any) 
             gap=gap,
             tolerance=HALF_TOLERANCE,
         )
-    n = next((v.shape[-2] for v in call.values() if hasattr(v, "ndim") and v.ndim == 3), 0)
     unread = sorted(
         k
         for k, v in call.items()
@@ -178,7 +180,7 @@ def neuron_view(
     causal = is_causal(own)
     gap = max(view.gap(i, own[layer, head, i], causal=causal) for i in range(own.shape[-1]))
     if not gap <= rebuild_tolerance(loaded.model):
-        raise refusal(layers[layer], call, gap, loaded.model)
+        raise refusal(layers[layer], call, gap, loaded.model, own.shape[-1])
     return view
 
 
