@@ -189,7 +189,6 @@ def test_the_pretrained_page_labels_characters_not_byte_pieces(gpt2, tmp_path) -
     """The app's Pretrained page on the saved model: its heatmap's labels are the text's
     characters and its cells the model's own weights pooled by hand."""
     from tests.support import teaching as helpers_teaching
-
     from tests.support.apptest import chart, weights_of
 
     tokenizer, model, _, _ = gpt2
