@@ -72,3 +72,12 @@ def test_the_long_views_load_torch_with_the_first_long_text_not_with_the_page() 
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_ruff_finds_nothing_and_formats_nothing() -> None:
+    """`ruff check` and `ruff format --check` clean, as the standards ask, in every run."""
+    for args in (["check", "--quiet", "."], ["format", "--check", "--quiet", "."]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *args], cwd=ROOT, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
