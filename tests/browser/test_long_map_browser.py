@@ -177,7 +177,7 @@ def test_overview_zoom_and_find_at_4096_tokens(app_server: str, page: Page) -> N
         box.press("Enter")
     page.wait_for_function(
         f"""() => [...document.querySelectorAll('{HEADS}')].every((p) =>
-              p.__found === {row} && p.__tile.exact && p.__tile.rows[0] <= {row}
+              p.__found === {row} && p.__tile && p.__tile.exact && p.__tile.rows[0] <= {row}
               && p.__tile.rows.at(-1) > {row})""",
         timeout=30_000,
     )
@@ -236,7 +236,7 @@ def test_phone_shows_one_head_at_a_time(app_server: str, browser: Browser) -> No
             box.press("Enter")
         phone.wait_for_function(
             f"""() => {{ const p = document.querySelectorAll('{HEADS}')[5];
-                 return p.__found === {row} && p.__tile.exact; }}""",
+                 return p.__found === {row} && p.__tile && p.__tile.exact; }}""",
             timeout=30_000,
         )
         counts = _labels_apart(phone, 5)
