@@ -12,7 +12,7 @@ and keep the address bar and the sidebar in agreement, in the language last chos
 
 On failure the seed and the numbered action log are printed; rerun the same walk with
 `MONKEY_SEED=<seed> MONKEY_ACTIONS=<n> pytest tests/browser/test_monkey.py -k default`.
-By default one seed and 60 actions run (about a minute); `pytest -m monkey` runs the
+By default one seed and 30 actions run (about half a minute); `pytest -m monkey` runs the
 long walk (3 seeds × 400 actions). Costly actions are capped: number inputs are only
 stepped (never typed), a +/- step above CAP_VALUE steps down instead (training steps stay
 in the hundreds), typed text is at most 300 characters.
@@ -37,7 +37,7 @@ from .waits import maybe_rerun, open_page
 from .widgets import LANG_LABELS, edit_cell, url_params
 
 DEFAULT_SEED = 20261201
-DEFAULT_ACTIONS = 60
+DEFAULT_ACTIONS = 30
 LONG_SEEDS = (1, 2, 3)
 LONG_ACTIONS = 400
 CAP_VALUE = 400  # a number input at or above this is stepped down, not up

@@ -111,9 +111,7 @@ def test_send_to_compare_opens_compare_with_the_settings_kept(page, app_server):
 
 
 @pytest.mark.alone  # counts the snapshots a live run paints in ~10 s (tests/support/workers.py)
-def test_a_run_is_watched_replayed_and_an_induction_head_is_named_in_both_languages(
-    page, app_server
-):
+def test_a_run_is_watched_live_at_the_default_pace(page, app_server):
     _open_train(page, app_server, pace=None)
     main = _main(page)
     # the default pace: the run takes ~10 s on screen, drawn snapshot by snapshot
@@ -130,7 +128,18 @@ def test_a_run_is_watched_replayed_and_an_induction_head_is_named_in_both_langua
     assert "pace=watch" in page.url
     assert_no_exception(page)
 
-    # playback from the start; Pause stops it on the snapshot on screen
+
+def test_a_run_is_replayed_and_an_induction_head_is_named_in_both_languages(page, app_server):
+    """The rest of a lesson on the page, at the pace a teacher picks when in a hurry (only
+    the watched run above needs the machine to itself)."""
+    _open_train(page, app_server)
+    main = _main(page)
+    main.get_by_role("button", name="▶ Train").click()
+    expect(main.get_by_text("Trained 300 steps")).to_be_visible(timeout=WAIT_MS)
+
+    # playback from the start, at the watched pace; Pause stops it on the snapshot on screen
+    with expect_rerun(page):
+        main.get_by_role("radio", name="Watch (~10 s)").click()
     page.evaluate(RECORD_FRAMES_JS, 2)
     main.get_by_role("button", name="▶ Play").click()
     expect(main.get_by_role("button", name="❚❚ Pause")).to_be_enabled(timeout=WAIT_MS)
