@@ -36,9 +36,7 @@ def capped(s: Tensor, softcap: float | None) -> Tensor:
     return s.div_(softcap).tanh_().mul_(softcap)
 
 
-def row_lse(
-    qs: Tensor, kt: Tensor, *, causal: bool, softcap: float | None, scratch: int
-) -> Tensor:
+def row_lse(qs: Tensor, kt: Tensor, *, causal: bool, softcap: float | None, scratch: int) -> Tensor:
     """Each row's log-sum-exp of the scores of `qs` (H, n, D, already times the scale) and
     `kt` (H, n, D), capped where `softcap` says: (H, n) float32. The fused kernel's when it
     is offered and the scores are plain, else one pass over blocks of `scratch` floats."""
