@@ -265,11 +265,12 @@ try:
             st.stop()
         if neuron.kv_head is not None:
             st.caption(tr("lens_neuron_shared_kv", head=head, kv=neuron.kv_head))
+        unscaled = "_unscaled" if neuron.scaling == 1.0 else ""  # GPT-Neo: no ÷√d
         if lensed.readable is not None:  # one q and one k per piece: the model's own rows
             st.caption(tr("lens_neuron_pieces"))
         st.caption(
             tr(
-                "lens_neuron_caption",
+                f"lens_neuron_caption{unscaled}",
                 query=md_escape(lensed.piece_names[query]),
                 key=md_escape(lensed.piece_names[key]),
                 layer=layer,
@@ -278,7 +279,12 @@ try:
             )
         )
         rows = tr("lens_neuron_rows", query=lensed.piece_names[query], key=lensed.piece_names[key])
-        title = tr("lens_neuron_title", raw=raw, scaled=raw * neuron.scaling, weight=rebuilt[key])
+        title = tr(
+            f"lens_neuron_title{unscaled}",
+            raw=raw,
+            scaled=raw * neuron.scaling,
+            weight=rebuilt[key],
+        )
         figure = plot_neuron_view(
             neuron.q[query],
             neuron.k[key],

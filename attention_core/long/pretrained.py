@@ -11,8 +11,9 @@ rectangle of weights is then exact on demand.
 
 A map is only shown when it is the model's own numbers:
 - the layer's mask must be full (an encoder) or causal (a decoder): a sliding window
-  narrower than the text (Mistral past its window, Gemma's local layers) or any additive
-  bias is refused with the layer named;
+  narrower than the text (Mistral past its window, Gemma's local layers, GPT-Neo's local
+  layers, whose window is the layer's own) or any additive bias is refused with the layer
+  named;
 - soft-capped scores (Gemma 2's cap·tanh(q·kᵀ·scale / cap)) are capped block by block
   (`attention_core.long.scores`), never folded into one matmul;
 - every run first rebuilds the text's first `CHECK_TOKENS` tokens and compares them with
@@ -129,6 +130,9 @@ def run_model_long(
         raise ValueError("the text gives no tokens for this model")
     names = getattr(loaded.tokenizer, "model_input_names", ["input_ids", "attention_mask"])
     inputs = {k: torch.tensor([enc[k]]) for k in names if k in enc}  # each (1, n)
+    for index, part in enumerate(attention_layers(loaded.model)):  # before any pass
+        if part.window is not None and part.window < len(ids):  # the layer's own window
+            raise _window_refused(index, part.window, len(ids))
     _check_rebuilds(loaded, {k: v[:, :CHECK_TOKENS] for k, v in inputs.items()})
     maps, causal = _maps(loaded, inputs)
     unk = loaded.tokenizer.unk_token_id
@@ -218,6 +222,8 @@ def _layer_map(part: Any, index: int, x: torch.Tensor, call: dict[str, Any]) -> 
 
     n = x.shape[0]
     causal = _mask_kind(call.get("attention_mask"), n, index, part.module)
+    if part.window is not None and part.window < n:  # the layer's own window (GPT-Neo)
+        raise _window_refused(index, part.window, n)
     q, k = queries_keys(part, x, call)  # (H, n, D), (KV, n, D) in float32
     k = k.repeat_interleave(part.num_heads // part.num_kv_heads, dim=0)  # (H, n, D): repeat_kv
     bias = score_bias(part, call, n)  # (H, n) or None: ALiBi, one number per key
@@ -252,8 +258,11 @@ def _mask_kind(mask: object, n: int, index: int, module: Any) -> bool:
         return False
     if torch.equal(allowed, torch.ones(n, n, dtype=torch.bool).tril()):
         return True
-    width = int(allowed[-1].sum())
-    raise LongRefused(
+    raise _window_refused(index, int(allowed[-1].sum()), n)
+
+
+def _window_refused(index: int, width: int, n: int) -> LongRefused:
+    return LongRefused(
         f"layer {index} lets a token see only the last {width} tokens (a sliding window), "
         f"not all {n}: this text is longer than the model's window"
     )
