@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attention_core.pooling import ReadablePieces, readable_pieces
+from attention_core.pooling import readable_pieces
 from attention_core.settings import ModelSettings
 from attention_core.stats import STAT_NAMES, HeadStats, head_stats
 from attention_core.tokenize import token_labels
@@ -160,19 +160,12 @@ def readable_result(result: PretrainedAttention, tokenizer: Any) -> PretrainedAt
     if not text.merged and not (written is not None and written.merged):
         return replace(result, tokens=text.labels)
 
-    def spans(pieces: ReadablePieces) -> list[tuple[int, int]]:
-        out = []
-        for run in pieces.groups:
-            own = [result.offsets[i] for i in run if result.offsets[i][1] > result.offsets[i][0]]
-            out.append((min(a for a, _ in own), max(b for _, b in own)) if own else (0, 0))
-        return out
-
     def any_of(flags: list[bool] | None) -> list[bool] | None:
         return None if flags is None else [any(flags[i] for i in run) for run in text.groups]
 
     changes: dict[str, Any] = {
         "tokens": text.labels,
-        "offsets": spans(text),
+        "offsets": text.spans(result.offsets),
         "special": text.special,
         "unknown": any_of(result.unknown),
         "generated": any_of(result.generated),

@@ -165,6 +165,27 @@ class ReadablePieces:
         """Whether any label is made of several pieces (else the pieces are the labels)."""
         return any(len(g) > 1 for g in self.groups)
 
+    @property
+    def piece_labels(self) -> list[str]:
+        """(n,) the label of the run each piece belongs to: a character's byte pieces all read
+        as the character (for views that keep one row per piece)."""
+        return [self.labels[w] for w, run in enumerate(self.groups) for _ in run]
+
+    @property
+    def parts(self) -> list[tuple[int, int]]:
+        """(n,) each piece's place in its run, (part, parts) from 1: (2, 3) is the second of
+        a character's three byte pieces; (1, 1) a piece that is a label of its own."""
+        return [(j + 1, len(run)) for run in self.groups for j in range(len(run))]
+
+    def spans(self, offsets: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+        """(m,) each label's characters in the text, from its pieces' `offsets` (n): from the
+        first piece's start to the last one's end; (0, 0) where no piece has one."""
+        out = []
+        for run in self.groups:
+            own = [offsets[i] for i in run if offsets[i][1] > offsets[i][0]]
+            out.append((min(a for a, _ in own), max(b for _, b in own)) if own else (0, 0))
+        return out
+
     def pool(self, weights: np.ndarray, keys: ReadablePieces | None = None) -> np.ndarray:
         """The pieces' attention (..., n, n) pooled to the labels (..., m, m) by
         `pool_weights`: rows still sum to 1, each label's total kept. `keys`: the keys'

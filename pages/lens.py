@@ -27,7 +27,6 @@ from attention_core.lens import (
     SINK_KINDS,
     RebuildRefused,
     is_causal,
-    pool_to_words,
     rollout,
     sinks,
 )
@@ -121,7 +120,9 @@ if (source or "pretrained") == "pretrained":  # past 512 tokens, within the mode
 lensed = subject(source or "pretrained", settings)
 L, H, n = lensed.attentions.shape[:3]
 st.caption(tr("lens_model_info", model=md_escape(lensed.name), layers=L, heads=H, n=n))
-token_chips(lensed.tokens)
+token_chips(lensed.shown_tokens)
+if lensed.readable is not None:  # a byte-level tokenizer's pieces, shown as characters
+    st.caption(tr("lens_readable_note", pieces=n, n=len(lensed.shown_tokens)))
 labels = lensed.labels
 layer_name = tr("compare_layer_name", l="{l}")
 head_name = tr("compare_head_name", i="{i}")
@@ -170,13 +171,9 @@ try:
         scale = "absolute" if kind == "norm" else colour_scale_choice()
 
         def pooled(weights: np.ndarray) -> tuple[list[str], np.ndarray]:
-            """(…, n, n) → (labels, (…, m, m)), pieces pooled to words when asked."""
-            if not words:
-                return labels, weights
-            names, out = pool_to_words(
-                weights, lensed.tokens, lensed.offsets, lensed.special, settings.text
-            )
-            return [f"{i}:{w}" for i, w in enumerate(names)], out.astype(np.float32)
+            """(…, n, n) → (labels, (…, m, m)): byte pieces pooled to the characters they
+            make, and to jieba words when asked."""
+            return lensed.pooled(weights, settings.text, words=words)
 
         if kind in ("raw", "norm"):
             scope = choose(
@@ -232,7 +229,8 @@ try:
         st.caption(tr("lens_head_view_caption", layer=layer))
         heads = [head_name.format(i=h) for h in range(H)]
         every = every_weight_toggle(lensed.attentions[layer].size, key="lens_every_weight")
-        spec = head_view_data(lensed.attentions[layer], lensed.tokens, heads, every_weight=every)
+        shown = lensed.pool(lensed.attentions[layer])  # (H, m, m): characters, not byte pieces
+        spec = head_view_data(shown, lensed.shown_tokens, heads, every_weight=every)
         show_head_view(spec, key="lens_head_view", filename=f"head-view-layer{layer}")
 
     elif view == "neuron":
@@ -267,18 +265,26 @@ try:
             st.stop()
         if neuron.kv_head is not None:
             st.caption(tr("lens_neuron_shared_kv", head=head, kv=neuron.kv_head))
+        unscaled = "_unscaled" if neuron.scaling == 1.0 else ""  # GPT-Neo: no ÷√d
+        if lensed.readable is not None:  # one q and one k per piece: the model's own rows
+            st.caption(tr("lens_neuron_pieces"))
         st.caption(
             tr(
-                "lens_neuron_caption",
-                query=md_escape(lensed.tokens[query]),
-                key=md_escape(lensed.tokens[key]),
+                f"lens_neuron_caption{unscaled}",
+                query=md_escape(lensed.piece_names[query]),
+                key=md_escape(lensed.piece_names[key]),
                 layer=layer,
                 head=head,
                 scaling=neuron.scaling,
             )
         )
-        rows = tr("lens_neuron_rows", query=lensed.tokens[query], key=lensed.tokens[key])
-        title = tr("lens_neuron_title", raw=raw, scaled=raw * neuron.scaling, weight=rebuilt[key])
+        rows = tr("lens_neuron_rows", query=lensed.piece_names[query], key=lensed.piece_names[key])
+        title = tr(
+            f"lens_neuron_title{unscaled}",
+            raw=raw,
+            scaled=raw * neuron.scaling,
+            weight=rebuilt[key],
+        )
         figure = plot_neuron_view(
             neuron.q[query],
             neuron.k[key],
@@ -385,7 +391,7 @@ try:
 
     else:  # sinks
         norms = lensed.value_norms()  # (L, H, n)
-        found = sinks(lensed.attentions, norms, lensed.tokens, lensed.special)
+        found = sinks(lensed.attentions, norms, lensed.piece_text, lensed.special)
         kind = choose(
             st.segmented_control,
             tr("lens_sink_label"),

@@ -59,9 +59,10 @@ def atlas_sentence_rows(name: str, text: str) -> list[dict]:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def atlas_head_weights(name: str, text: str, layer: int, head: int) -> tuple[list[str], np.ndarray]:
-    """One head's (n, n) weights on one sentence and the model's tokens."""
+    """One head's weights on one sentence and their labels: (n, n) over the model's tokens,
+    or (m, m) over the characters a byte-level tokenizer's pieces make (`Reading.head_weights`)."""
     (reading,) = atlas_model(name).read([text])
-    return reading.tokens, reading.attentions[layer, head]
+    return reading.head_weights(layer, head)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

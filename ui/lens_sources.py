@@ -17,9 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 import streamlit as st
 
 from attention_core.limits import EXACT
+from attention_core.pooling import ReadablePieces, pool_to_words, readable_pieces
 from attention_core.reader.card import ReaderError
 from attention_core.settings import Settings
 from attention_core.tokenize import token_labels
@@ -36,8 +38,6 @@ from ui.language import tr
 from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop, unknown_warning
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from attention_core.lens import NeuronView
 
 __all__ = ["SOURCES", "Metric", "Subject", "subject"]
@@ -78,10 +78,60 @@ class Subject:
     knock_out: Callable[[Pairs], list[Metric]]  # the heads knocked out together
     ablation_caption: str  # the catalog key saying what the effect measures
     kv_groups: Callable[[], list[list[int]]]  # query heads per key/value head (1 without GQA)
+    # a byte-level tokenizer's pieces joined into the characters they make (None: the pieces
+    # are the labels already)
+    readable: ReadablePieces | None = None
+
+    @property
+    def shown_tokens(self) -> list[str]:
+        """What the text's tokens read as: one label per character a byte-level tokenizer cut
+        into pieces, "Ġ"/"▁" as spaces; the tokens themselves otherwise."""
+        return self.tokens if self.readable is None else self.readable.labels
+
+    @property
+    def piece_text(self) -> list[str]:
+        """(n,) each piece as the text of the character it helps make (the tokens themselves
+        when the pieces are the labels): what tells punctuation from words."""
+        return self.tokens if self.readable is None else self.readable.piece_labels
+
+    @property
+    def piece_names(self) -> list[str]:
+        """(n,) each piece by the character it helps make, with its place when the character
+        took several pieces ("中 (1/3)"): views that keep the model's own rows per piece."""
+        if self.readable is None:
+            return self.tokens
+        return [
+            label if parts == 1 else tr("lens_piece_part", label=label, part=part, parts=parts)
+            for label, (part, parts) in zip(
+                self.readable.piece_labels, self.readable.parts, strict=True
+            )
+        ]
 
     @property
     def labels(self) -> list[str]:
-        return token_labels(self.tokens)
+        return token_labels(self.piece_names)
+
+    def pool(self, weights: np.ndarray) -> np.ndarray:
+        """The pieces' (…, n, n) → (…, m, m) over `shown_tokens`: keys summed, queries
+        averaged (`pooling.ReadablePieces.pool`: rows still sum to 1); as they are when the
+        pieces are the labels."""
+        if self.readable is None:
+            return weights
+        return self.readable.pool(weights).astype(np.float32)
+
+    def pooled(
+        self, weights: np.ndarray, text: str, *, words: bool
+    ) -> tuple[list[str], np.ndarray]:
+        """(…, n, n) → (axis labels, (…, m, m)): pooled to `shown_tokens`, then to jieba
+        words of `text` when asked (`pooling.pool_to_words`)."""
+        shown = self.pool(weights)
+        if not words:
+            return token_labels(self.shown_tokens), shown
+        offsets, special = self.offsets, self.special
+        if self.readable is not None:
+            offsets, special = self.readable.spans(self.offsets), self.readable.special
+        names, out = pool_to_words(shown, self.shown_tokens, offsets, special, text)
+        return token_labels(names), out.astype(np.float32)
 
 
 def subject(source: str, settings: Settings) -> Subject:
@@ -109,6 +159,7 @@ def _pretrained(settings: Settings) -> Subject:
             Metric(tr("lens_ablation_tokens"), f"{outcome.token_distance:.4f}"),
         ]
 
+    pieces = readable_pieces(model.tokenizer, model.tokenizer.convert_tokens_to_ids(result.tokens))
     return Subject(
         name=model_label(name),
         tokens=result.tokens,
@@ -124,6 +175,7 @@ def _pretrained(settings: Settings) -> Subject:
         knock_out=knock_out,
         ablation_caption="lens_ablation_caption",
         kv_groups=lambda: kv_groups(model),  # a model the lens cannot read raises in a view
+        readable=pieces if pieces.merged else None,
     )
 
 

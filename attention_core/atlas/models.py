@@ -31,6 +31,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from attention_core.pooling import ReadablePieces, readable_pieces
+
 __all__ = [
     "MAX_TOKENS",
     "MODELS",
@@ -52,12 +54,25 @@ class Reading:
     """One sentence as a model read it."""
 
     text: str
-    tokens: list[str]  # the model's tokens, [CLS]/[BOS] included
+    tokens: list[str]  # the model's tokens, [CLS]/[BOS] included (byte pieces: see readable)
     special: list[bool]
     ids: list[int]  # equal ids = the same token (the induction statistic compares them)
     attentions: np.ndarray  # (L, H, n, n) float32
     truncated: bool
     offsets: list[tuple[int, int]] = field(default_factory=list)  # text[a:b]; (0, 0): none
+    # a byte-level tokenizer's pieces as the characters they make (None: pieces are labels);
+    # `tokens` then names each piece by its character, so the index reads and searches as text
+    readable: ReadablePieces | None = None
+
+    def head_weights(self, layer: int, head: int) -> tuple[list[str], np.ndarray]:
+        """One head's weights as a reader sees them: (labels, (m, m)), a byte-level
+        tokenizer's pieces pooled to the characters they make (keys summed, queries averaged:
+        `pooling.ReadablePieces.pool`, rows still sum to 1); the tokens and the (n, n)
+        weights themselves otherwise."""
+        weights = self.attentions[layer, head]  # (n, n)
+        if self.readable is None:
+            return self.tokens, weights
+        return self.readable.labels, self.readable.pool(weights).astype(np.float32)  # (m, m)
 
 
 class AtlasModel(Protocol):
@@ -203,8 +218,17 @@ class Pretrained:
             runs = run_ids(self.loaded, ids, mask, max_tokens=MAX_TOKENS)
             for i, run in zip(batch, runs, strict=True):
                 ids_i, cut, offsets = encoded[i]
+                pieces = readable_pieces(self.loaded.tokenizer, ids_i)
+                tokens = pieces.piece_labels if pieces.merged else run.tokens
                 out[i] = Reading(
-                    texts[i], run.tokens, run.special, ids_i, run.attentions, cut, offsets
+                    texts[i],
+                    tokens,
+                    run.special,
+                    ids_i,
+                    run.attentions,
+                    cut,
+                    offsets,
+                    readable=pieces if pieces.merged else None,
                 )
         return [r for r in out if r is not None]
 

@@ -5,7 +5,8 @@ q and k are the ones the model's scores are made of: after its per-head norms (Q
 q_norm / k_norm) and its rotary positions (Llama, Mistral, Qwen, Gemma: the cos and sin
 the model passed the layer), k of the key/value head a query head shares under
 grouped-query attention; the scores are soft-capped where the model caps them (Gemma 2)
-and masked by the model's own mask (causal, a sliding window).
+and masked by the model's own mask (causal, a sliding window) and by the layer's own local
+window where it keeps one (GPT-Neo).
 
 Shape legend: L layers, H heads, n tokens, D head size, C model width, B batch.
 """
@@ -193,11 +194,17 @@ def rebuild_view(
     kv = part.kv_head(head)
     softcap = getattr(part.module, "attn_logit_softcapping", None)
     bias = score_bias(part, call, x.shape[0])  # (H, n) or None
+    n = x.shape[0]
+    mask = _mask(call.get("attention_mask"), n)
+    if part.window is not None:  # the layer's own local window (GPT-Neo), over any mask
+        i, j = np.indices((n, n))
+        seen = (j <= i) & (j > i - part.window)  # the last `window` keys, the query's own too
+        mask = np.where(seen, 0.0 if mask is None else mask, -np.inf)
     return NeuronView(
         q=q[head].double().numpy(),
         k=k[kv].double().numpy(),
         scaling=part.scaling,
-        mask=_mask(call.get("attention_mask"), x.shape[0]),
+        mask=mask,
         softcap=float(softcap) if softcap else None,
         bias=None if bias is None else bias[head].double().numpy(),
         kv_head=kv if part.num_kv_heads != part.num_heads else None,

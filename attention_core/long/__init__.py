@@ -6,6 +6,8 @@ One job per module:
     map         AttentionMap: each head's q̂ = [q·scale, −lse] and k̂ = [k, 1], exact weights of
                 any rectangle, pooled tiles and pyramids, `block_aggregate` (sentences,
                 paragraphs), `row_blocks` (a head's exact weights a block of rows at a time)
+    scores      how a map makes a block of its scores (plain, or soft-capped as Gemma 2's)
+                and each row's log-sum-exp
     rollout     attention rollout of a few rows carried back through the maps
     run         a text through the project's own (untrained) module as maps (`analyze_long`),
                 its sentence starts, a phrase's rows, the length check

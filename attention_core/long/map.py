@@ -5,6 +5,8 @@ At 4 096 tokens × 8 heads one layer's weights are 8 × 4096² float32 = 537 MB.
 query row's log-sum-exp (the softmax denominator), so any rectangle of weights is exact on
 demand, w_ij = exp(q_i·k_j·scale − lse_i), zero above the diagonal for a causal map. The row
 offset is folded into the matmul: q̂ = [q·scale, −lse], k̂ = [k, 1], w_ij = exp(q̂_i·k̂_j).
+Soft-capped scores (Gemma 2) are not linear in q: such a map keeps q·scale, k and −lse apart
+and caps each block of scores before the offset (`attention_core.long.scores`).
 
 A browser gets only what it can show: `Tile`s of pooled cells. `overview` pools a whole head
 into at most size × size cells; `region` pools any rectangle at the resolution that fits
@@ -56,6 +58,7 @@ import torch
 from torch import Tensor
 
 from attention_core.limits import LONG_SCRATCH_FLOATS, MAX_LONG_TOKENS, MAX_TILE_SIZE
+from attention_core.long.scores import capped, hide_future_, row_lse, rows_per_block
 
 __all__ = ["REDUCES", "AttentionMap", "Tile", "as_map", "block_aggregate", "row_blocks"]
 
@@ -86,9 +89,11 @@ class AttentionMap:
     n: int
     causal: bool
     scratch: int = LONG_SCRATCH_FLOATS  # floats of weights a computation holds at once
+    softcap: float | None = None  # scores capped at ±softcap by tanh (Gemma 2)
     _qhat: Tensor | None = field(default=None, repr=False)  # (H, n, D + 1) [q·scale, −lse]
     _khat: Tensor | None = field(default=None, repr=False)  # (H, n, D + 1) [k, 1]
     _w: Tensor | None = field(default=None, repr=False)  # (H, n, n) from_weights' weights
+    _lse: Tensor | None = field(default=None, repr=False)  # (H, n) soft-capped maps' −lse
 
     @classmethod
     @torch.no_grad()
@@ -99,13 +104,16 @@ class AttentionMap:
         *,
         causal: bool,
         scale: float | None = None,
+        softcap: float | None = None,
         max_tokens: int = MAX_LONG_TOKENS,
         scratch: int = LONG_SCRATCH_FLOATS,
     ) -> AttentionMap:
         """Weights softmax(q·kᵀ·scale) of queries and keys `q`, `k` (H, n, D) (or (1, H, n, D)
         from `AttentionTrace`); `scale` multiplies the scores, 1/√D by default (as
-        `F.scaled_dot_product_attention`). `causal`: query i sees keys j ≤ i only.
-        One pass over the scores computes each row's log-sum-exp, `scratch` floats at a time."""
+        `F.scaled_dot_product_attention`); `softcap`: the scores are capped first,
+        softcap·tanh(s / softcap) (Gemma 2; `long.scores`). `causal`: query i sees keys j ≤ i
+        only. One pass over the scores computes each row's log-sum-exp, `scratch` floats at
+        a time."""
         qs, kt = _heads(q, "q"), _heads(k, "k")
         if qs.shape != kt.shape:
             raise ValueError(f"q and k must have the same shape, got {qs.shape} and {kt.shape}")
@@ -116,20 +124,15 @@ class AttentionMap:
                 "max_tokens knowing that building and rollout take time ∝ n²"
             )
         scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
-        if not (math.isfinite(scale) and scale > 0):
-            raise ValueError(f"scale must be a finite number > 0, got {scale}")
-        lse = _fused_lse(qs, kt, causal=causal, scale=scale)  # (H, n), or None
+        for name, value in (("scale", scale), ("softcap", softcap)):
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {value}")
+        cap = None if softcap is None else float(softcap)
         qs = qs * scale  # (H, n, D)
-        if lse is None:
-            lse = torch.empty(H, n)
-            step = _rows_per_block(scratch, H, n)
-            for a in range(0, n, step):
-                b = min(n, a + step)
-                hi = b if causal else n  # a causal row b − 1 sees keys < b only
-                s = qs[:, a:b] @ kt[:, :hi].transpose(1, 2)  # (H, b − a, hi)
-                if causal:
-                    _hide_future_(s, torch.arange(a, b), 0)
-                lse[:, a:b] = torch.logsumexp(s, dim=-1)  # (H, b − a)
+        lse = row_lse(qs, kt, causal=causal, softcap=cap, scratch=scratch)  # (H, n)
+        if cap is not None:  # not linear: the offset is added after the cap (long.scores)
+            fields = {"_qhat": qs.contiguous(), "_khat": kt.contiguous(), "_lse": -lse}
+            return cls(H, n, bool(causal), int(scratch), softcap=cap, **fields)
         qhat = torch.cat([qs, -lse[..., None]], dim=-1).contiguous()  # (H, n, D + 1)
         khat = torch.cat([kt, torch.ones(H, n, 1)], dim=-1).contiguous()  # (H, n, D + 1)
         return cls(H, n, bool(causal), int(scratch), _qhat=qhat, _khat=khat)
@@ -152,7 +155,7 @@ class AttentionMap:
     @property
     def nbytes(self) -> int:
         """Bytes this map holds (its tensors; scratch comes and goes with each call)."""
-        held = (t for t in (self._qhat, self._khat, self._w) if t is not None)
+        held = (t for t in (self._qhat, self._khat, self._w, self._lse) if t is not None)
         return sum(t.element_size() * t.nelement() for t in held)
 
     def _weights(self, heads: slice, rows: slice | Tensor, c0: int, c1: int) -> Tensor:
@@ -161,9 +164,11 @@ class AttentionMap:
             return self._w[heads, rows, c0:c1]  # (h, b, c); a view when rows is a slice
         assert self._qhat is not None and self._khat is not None
         s = self._qhat[heads, rows] @ self._khat[heads, c0:c1].transpose(1, 2)  # (h, b, c)
+        if self._lse is not None:  # soft-capped: cap, then each row's offset
+            s = capped(s, self.softcap).add_(self._lse[heads, rows][..., None])
         if self.causal:
             r = torch.arange(rows.start, rows.stop) if isinstance(rows, slice) else rows
-            _hide_future_(s, r, c0)
+            hide_future_(s, r, c0)
         return s.exp_()
 
     def exact(self, head: int, rows: slice, cols: slice) -> np.ndarray:
@@ -245,7 +250,7 @@ class AttentionMap:
         )
         acc = np.zeros((len(row_edges) - 1, len(col_edges) - 1))  # (R, C); weights ≥ 0
         ufunc = np.maximum if reduce == "max" else np.add
-        step = _rows_per_block(self.scratch, 1, c1 - c0)
+        step = rows_per_block(self.scratch, 1, c1 - c0)
         for a in range(r0, r1, step):
             b = min(r1, a + step)
             hi = min(c1, b) if self.causal else c1  # causal: keys ≥ b are 0 for these rows
@@ -273,7 +278,7 @@ class AttentionMap:
         out = torch.zeros_like(v)  # (r, n)
         support = torch.nonzero(v.any(dim=0)).flatten()  # rows of Ã that v reaches, ascending
         H = self.num_heads
-        step = _rows_per_block(self.scratch, H, self.n)
+        step = rows_per_block(self.scratch, H, self.n)
         for s in range(0, len(support), step):
             idx = support[s : s + step]  # (b,)
             hi = int(idx[-1]) + 1 if self.causal else self.n  # causal: later keys are 0
@@ -351,34 +356,6 @@ def _heads(x: Tensor | np.ndarray, name: str) -> Tensor:
     if not torch.isfinite(t).all():
         raise ValueError(f"{name} has NaN or infinite values")
     return t
-
-
-def _fused_lse(q: Tensor, k: Tensor, *, causal: bool, scale: float) -> Tensor | None:
-    """Each row's log-sum-exp of q·kᵀ·scale, (H, n), from torch's fused CPU flash-attention
-    kernel (it keeps its softmax statistics): at 4 096 tokens × 8 heads × D = 64 0.16 s against
-    the block loop's 0.30 s (causal, one core), equal within 1e-6. None without the kernel."""
-    if q.shape[1] < 2:  # one position: the block loop's single score is as quick
-        return None
-    try:
-        kernel = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
-        _, lse = kernel(q[None], k[None], k[None], 0.0, causal, scale=scale)[:2]  # (1, H, n)
-    except (AttributeError, RuntimeError, TypeError):
-        return None
-    return lse[0].to(torch.float32).contiguous() if torch.isfinite(lse).all() else None
-
-
-def _hide_future_(s: Tensor, rows: Tensor, c0: int) -> None:
-    """Set the scores `s` (h, b, c) of keys c0 + j after query rows[i] to −inf, in place.
-    `rows` ascend, so only keys after rows[0] need looking at (a causal block's corner)."""
-    lo = max(c0, int(rows[0]) + 1)
-    c1 = c0 + s.shape[-1]
-    if lo < c1:
-        future = torch.arange(lo, c1)[None, :] > rows[:, None]  # (b, c1 − lo)
-        s[..., lo - c0 :].masked_fill_(future, -math.inf)
-
-
-def _rows_per_block(scratch: int, heads: int, cols: int) -> int:
-    return max(1, int(scratch) // max(1, heads * cols))
 
 
 def _span(s: slice, n: int) -> tuple[int, int]:

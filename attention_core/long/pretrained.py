@@ -11,12 +11,15 @@ rectangle of weights is then exact on demand.
 
 A map is only shown when it is the model's own numbers:
 - the layer's mask must be full (an encoder) or causal (a decoder): a sliding window
-  narrower than the text (Mistral past its window, Gemma's local layers) or any additive
-  bias is refused with the layer named;
-- soft-capped scores (Gemma 2) are refused;
+  narrower than the text (Mistral past its window, Gemma's local layers, GPT-Neo's local
+  layers, whose window is the layer's own) or any additive bias is refused with the layer
+  named;
+- soft-capped scores (Gemma 2's cap·tanh(q·kᵀ·scale / cap)) are capped block by block
+  (`attention_core.long.scores`), never folded into one matmul;
 - every run first rebuilds the text's first `CHECK_TOKENS` tokens and compares them with
   the model's own `output_attentions` within EXACT (ROW_SUM_TOLERANCE for a float16/bfloat16
-  model): an architecture whose scores are not softmax(q·kᵀ·scale) is refused, not drawn.
+  model): an architecture whose scores are not softmax(q·kᵀ·scale) (capped, for Gemma 2)
+  is refused, not drawn.
 Refusals are `LongRefused` (a ValueError) with the reason in words.
 
 Memory, for a model of L layers × H heads of size D: the maps keep 8·H·n·(D + 1) bytes a
@@ -24,7 +27,9 @@ layer (17 MB at 4 096 tokens × 8 heads × D = 64). The forward pass runs a twin
 (`_twin`: the same weights, shared, with torch's fused SDPA attention), so no layer's H·n²
 scores are ever held: an eager pass held them up to three times over (1.6 GB at 4 096 tokens
 × 8 heads) and took twice as long. Only the check of the first CHECK_TOKENS tokens runs the
-eager model itself. Nothing holds n² floats of a head.
+eager model itself. Nothing holds n² floats of a head, except the pass of a family with no
+SDPA path (Gemma 2, whose soft cap SDPA cannot apply; BLOOM; GPT-Neo): it runs eagerly, and
+each layer's scores live for the length of that layer's call.
 
 Which bound cut a text is named (`cut_by`): "characters" (MAX_TEXT_CHARS), "model" (its
 own context, `LoadedModel.max_length`) or "max_tokens" (the caller's bound, MAX_LONG_TOKENS
@@ -125,6 +130,9 @@ def run_model_long(
         raise ValueError("the text gives no tokens for this model")
     names = getattr(loaded.tokenizer, "model_input_names", ["input_ids", "attention_mask"])
     inputs = {k: torch.tensor([enc[k]]) for k in names if k in enc}  # each (1, n)
+    for index, part in enumerate(attention_layers(loaded.model)):  # before any pass
+        if part.window is not None and part.window < len(ids):  # the layer's own window
+            raise _window_refused(index, part.window, len(ids))
     _check_rebuilds(loaded, {k: v[:, :CHECK_TOKENS] for k, v in inputs.items()})
     maps, causal = _maps(loaded, inputs)
     unk = loaded.tokenizer.unk_token_id
@@ -208,21 +216,26 @@ def _twin(loaded: LoadedModel) -> Any:
 
 
 def _layer_map(part: Any, index: int, x: torch.Tensor, call: dict[str, Any]) -> tuple[Any, bool]:
-    """One layer's map from its input x (n, C) and the model's keyword arguments."""
-
-    if getattr(part.module, "attn_logit_softcapping", None):
-        raise LongRefused(f"layer {index} soft-caps its scores (tanh): not softmax(q·kᵀ·scale)")
+    """One layer's map from its input x (n, C) and the model's keyword arguments: its
+    scores soft-capped where the layer caps them (Gemma 2's attn_logit_softcapping)."""
     import torch
 
     n = x.shape[0]
     causal = _mask_kind(call.get("attention_mask"), n, index, part.module)
+    if part.window is not None and part.window < n:  # the layer's own window (GPT-Neo)
+        raise _window_refused(index, part.window, n)
     q, k = queries_keys(part, x, call)  # (H, n, D), (KV, n, D) in float32
     k = k.repeat_interleave(part.num_heads // part.num_kv_heads, dim=0)  # (H, n, D): repeat_kv
     bias = score_bias(part, call, n)  # (H, n) or None: ALiBi, one number per key
     if bias is not None:  # folded into one more dimension: scale·(q·k + 1·b/scale) = scale·q·k + b
         q = torch.cat((q, torch.ones_like(q[..., :1])), dim=-1)  # (H, n, D + 1)
         k = torch.cat((k, (bias / part.scaling)[..., None]), dim=-1)  # (H, n, D + 1)
-    amap = AttentionMap.from_qk(q, k, causal=causal, scale=part.scaling, max_tokens=n)
+    softcap = getattr(part.module, "attn_logit_softcapping", None) or None
+    if softcap is not None and bias is not None:  # the cap would apply to the bias too
+        raise LongRefused(f"layer {index} soft-caps scores that carry a bias: not rebuilt")
+    amap = AttentionMap.from_qk(
+        q, k, causal=causal, scale=part.scaling, softcap=softcap, max_tokens=n
+    )
     return amap, causal
 
 
@@ -245,8 +258,11 @@ def _mask_kind(mask: object, n: int, index: int, module: Any) -> bool:
         return False
     if torch.equal(allowed, torch.ones(n, n, dtype=torch.bool).tril()):
         return True
-    width = int(allowed[-1].sum())
-    raise LongRefused(
+    raise _window_refused(index, int(allowed[-1].sum()), n)
+
+
+def _window_refused(index: int, width: int, n: int) -> LongRefused:
+    return LongRefused(
         f"layer {index} lets a token see only the last {width} tokens (a sliding window), "
         f"not all {n}: this text is longer than the model's window"
     )

@@ -6,8 +6,9 @@ heads as a map pooled to what a page can hold, or any window of it exact.
     long_view(model, long_text, tokenizer=tokenizer, layer=3, window=(3000, 3128))  # exact
 
 The text runs once through the model (`long.pretrained.run_model_long`: each layer kept as a map
-rebuilt from the model's queries and keys, checked against its own output_attentions; a
-sliding window narrower than the text or soft-capped scores are refused with the reason).
+rebuilt from the model's queries and keys, soft-capped where Gemma 2 caps them, checked
+against its own output_attentions; a sliding window narrower than the text is refused with the
+reason).
 Pooled, a cell is a block of `block` × `block` tokens holding the share of attention its rows
 give its keys (summed over the keys, averaged over the rows: "mass"), so each pooled row still
 sums to 1 and no row or column is dropped. A window of at most MAX_TOKENS tokens shows the

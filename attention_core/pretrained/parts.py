@@ -58,6 +58,9 @@ class AttentionLayer:
     scaling: float
     num_kv_heads: int  # key/value heads: fewer than num_heads under grouped-query attention
     clip: float | None = None  # q, k and v clamped to ±clip after the projections (OLMo)
+    # a query sees only its last `window` keys, itself included, by the layer's own mask
+    # whatever mask the model passes it (GPT-Neo's local layers); None: the passed mask only
+    window: int | None = None
 
     def kv_head(self, head: int) -> int:
         """The key/value head that query head `head` reads (repeat_kv's grouping)."""
@@ -89,7 +92,8 @@ def attention_layers(model: Any) -> list[AttentionLayer]:
     DistilBERT; c_attn/c_proj (Conv1D, y = x @ W) for GPT-2; qkv_proj/o_proj (fused) for
     Phi-3; query_key_value/dense (fused head by head: q, k, v of head 0, then of head 1…)
     for GPT-NeoX, Pythia and BLOOM; q_proj/k_proj/v_proj with out_proj, o_proj or dense
-    elsewhere (BART, Llama, Mistral, Qwen, Gemma, OLMo, StableLM; Phi). Grouped-query
+    elsewhere (BART, Llama, Mistral, Qwen, Gemma, OLMo, StableLM; Phi; GPT-Neo, whose
+    scores are not scaled and whose local layers keep their window themselves). Grouped-query
     attention (fewer key/value heads, each shared by a group of query heads) is kept as it
     is.
     """
@@ -151,12 +155,15 @@ def attention_layers(model: Any) -> list[AttentionLayer]:
         wo = out_module.weight.T if type(out_module).__name__ == "Conv1D" else out_module.weight
         scaling = 1.0 / mod.scale if own else getattr(mod, "scaling", None)  # own: ÷√D
         scaling = getattr(mod, "inv_norm_factor", None) if scaling is None else scaling  # BLOOM
+        neo = type(mod).__name__.startswith("GPTNeo")  # GPT-Neo never scales its scores
         if scaling is None:  # GPT-2 divides by √D unless told not to
-            scaling = d**-0.5 if getattr(mod, "scale_attn_weights", True) else 1.0
+            scaling = d**-0.5 if getattr(mod, "scale_attn_weights", True) and not neo else 1.0
         clip = getattr(getattr(mod, "config", None), "clip_qkv", None)  # OLMo
         layer = AttentionLayer(
             mod, out_module, wq, bq, wk, bk, wv, bv, wo, h, d, float(scaling), kv
         )
+        if neo and getattr(mod, "attention_type", None) == "local":  # its own `bias` buffer
+            layer = replace(layer, window=int(mod.config.window_size))
         layers.append(replace(layer, clip=float(clip)) if clip else layer)
     if not layers:
         raise ValueError(

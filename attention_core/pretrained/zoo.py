@@ -9,7 +9,8 @@ The families differ where the lens must rebuild their scores: grouped-query atte
 all heads (OLMo2), clipped projections (OLMo's clip_qkv), fused projections (Phi-3's
 qkv_proj; GPT-NeoX's and BLOOM's query_key_value, laid out head by head), rotary
 positions on part of each head (GPT-NeoX, Phi, StableLM), ALiBi biases (BLOOM), soft-capped
-scores and sliding windows (Gemma 2), GPT-2's Conv1D, BERT and DistilBERT encoders.
+scores and sliding windows (Gemma 2), unscaled scores and a local window kept by the layer
+itself on alternate layers (GPT-Neo), GPT-2's Conv1D, BERT and DistilBERT encoders.
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ FAMILY_CONFIGS: dict[str, tuple[str, dict[str, Any], str]] = {
     "olmo": ("OlmoConfig", {**_W, **_FF, "clip_qkv": 0.05}, _CAUSAL),
     "olmo2": ("Olmo2Config", {**_W, **_FF}, _CAUSAL),
     "bloom": ("BloomConfig", {"hidden_size": 64, "n_layer": 2, "n_head": 4}, _CAUSAL),
+    "gpt-neo": (  # unscaled scores; layer 1 sees only its last 8 tokens (a local window)
+        "GPTNeoConfig",
+        {**_W, "num_layers": 2, "attention_types": [[["global", "local"], 1]], "window_size": 8},
+        _CAUSAL,
+    ),
 }
 
 

@@ -1,7 +1,8 @@
 """Byte-level BPE pieces read as text (attention_core.pooling.readable_pieces): a byte-level
 BPE tokenizer trained here, offline, with the `tokenizers` library on the package's
 Traditional Chinese corpus (GPT-2's byte alphabet, as GPT-2, Llama 3 and Qwen use), and a
-tiny random GPT-2 with that vocabulary, run by transformers itself (eager attention).
+tiny random GPT-2 with that vocabulary, run by transformers itself (eager attention), both
+from tests/support/byte_models.py.
 
 The references are never the project: the labels are what the tokenizer's own decoder
 makes of each run of pieces, the pooled weights a pooling by hand of the model's own
@@ -21,54 +22,22 @@ from attention_core.compare import readable_result
 from attention_core.limits import EXACT
 from attention_core.notebook import head_view
 from attention_core.pooling import readable_pieces, readable_tokens
-from attention_core.resources import DATA_DIR
 from attention_core.tokenize import tokenize
-
-TEXT = "注意力讓每個詞元看見其他的詞元，模型因此讀懂整句話。"
-HAN = re.compile(r"[\u4e00-\u9fff]")
+from tests.support.byte_models import HAN, TEXT, byte_bpe, byte_gpt2, hand_pool
 
 
 @pytest.fixture(scope="module")
 def bpe():
     """A byte-level BPE tokenizer of 400 pieces trained on 400 lines of the corpus: most
-    characters stay cut into their UTF-8 bytes."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    corpus = (DATA_DIR / "corpus" / "heldout.txt").read_text(encoding="utf-8").splitlines()
-    lines = [line for line in corpus if len(HAN.findall(line)) >= 5][:400]
-    assert len(lines) == 400
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        special_tokens=["<|endoftext|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tokenizer.train_from_iterator(lines, trainer)
-    return tokenizer
+    characters stay cut into their UTF-8 bytes (tests/support/byte_models.py)."""
+    return byte_bpe()
 
 
 @pytest.fixture(scope="module")
 def gpt2(bpe):
     """A tiny random GPT-2 on that vocabulary (transformers' own, eager attention) and its
     attention over TEXT: (tokenizer, model, ids, (L, H, n, n))."""
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
-
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>")
-    config = GPT2Config(
-        vocab_size=bpe.get_vocab_size(), n_embd=32, n_layer=2, n_head=4, n_positions=128
-    )
-    torch.manual_seed(0)
-    model = GPT2LMHeadModel(config)
-    model.config._attn_implementation = "eager"  # the weights come back only from eager
-    model.eval()
-    ids = tokenizer(TEXT)["input_ids"] + [tokenizer.eos_token_id]
-    with torch.no_grad():
-        out = model(torch.tensor([ids]), output_attentions=True)
-    attentions = torch.cat(out.attentions).double().numpy()  # L × (1, H, n, n) → (L, H, n, n)
-    return tokenizer, model, ids, attentions
+    return byte_gpt2()
 
 
 def _runs_by_the_tokenizer(tokenizer, ids: list[int]) -> list[tuple[int, int]]:
@@ -81,15 +50,6 @@ def _runs_by_the_tokenizer(tokenizer, ids: list[int]) -> list[tuple[int, int]]:
         if "\ufffd" not in (prefix := tokenizer.decode(ids[:k])) and whole.startswith(prefix)
     ]
     return list(zip([0, *ends[:-1]], ends, strict=True))
-
-
-def _hand_pool(w: np.ndarray, rows: list[list[int]], cols: list[list[int]]) -> np.ndarray:
-    """(..., n, k) → (..., m, m_k): a label's key pieces summed, its query pieces averaged."""
-    out = np.zeros((*w.shape[:-2], len(rows), len(cols)))
-    for a, query in enumerate(rows):
-        for b, key in enumerate(cols):
-            out[..., a, b] = w[..., query, :][..., key].sum(-1).mean(-1)
-    return out
 
 
 def test_a_character_cut_into_byte_pieces_is_one_label(gpt2) -> None:
@@ -123,7 +83,7 @@ def test_pooled_rows_sum_to_one_keep_totals_and_equal_a_hand_pooling(gpt2) -> No
     tokenizer, _, ids, attentions = gpt2
     got = readable_pieces(tokenizer, ids)
     pooled = got.pool(attentions)  # (L, H, m, m)
-    np.testing.assert_allclose(pooled, _hand_pool(attentions, got.groups, got.groups), atol=EXACT)
+    np.testing.assert_allclose(pooled, hand_pool(attentions, got.groups, got.groups), atol=EXACT)
     np.testing.assert_allclose(pooled.sum(-1), 1.0, atol=EXACT)
     # each label's total attention received (summed over the query pieces) is kept
     sizes = np.array([len(run) for run in got.groups], dtype=float)
@@ -140,7 +100,7 @@ def test_pieces_pooled_to_jieba_words(gpt2) -> None:
     assert words.labels == [*jieba_words, "<|endoftext|>"]
     pooled = words.pool(attentions)
     np.testing.assert_allclose(
-        pooled, _hand_pool(attentions, words.groups, words.groups), atol=EXACT
+        pooled, hand_pool(attentions, words.groups, words.groups), atol=EXACT
     )
     np.testing.assert_allclose(pooled.sum(-1), 1.0, atol=EXACT)
 
@@ -153,7 +113,7 @@ def test_the_notebook_head_view_shows_characters_with_the_models_pooled_weights(
     (text,) = re.findall(r'class="hv-payload">(.*?)</script>', view.data)
     payload = json.loads(text)
     assert payload["tokens"] == got.labels  # "<|endoftext|>" is plain text to a notebook
-    hand = _hand_pool(attentions, got.groups, got.groups)  # (L, H, m, m)
+    hand = hand_pool(attentions, got.groups, got.groups)  # (L, H, m, m)
     m, H = len(got.labels), attentions.shape[1]
     for layer, sent in enumerate(payload["layers"]):
         drawn = np.asarray(sent["dense"], dtype=float).reshape(H, m, m) / payload["scale"]
@@ -179,7 +139,7 @@ def test_a_pretrained_result_reads_as_text(gpt2, tmp_path) -> None:
     ids = tokenizer.convert_tokens_to_ids(result.tokens)
     got = readable_pieces(tokenizer, ids)
     assert shown.tokens == got.labels and "".join(shown.tokens) == TEXT
-    hand = _hand_pool(result.attentions.astype(np.float64), got.groups, got.groups)
+    hand = hand_pool(result.attentions.astype(np.float64), got.groups, got.groups)
     np.testing.assert_allclose(shown.attentions, hand, atol=EXACT)
     assert len(shown.offsets) == len(shown.special) == len(shown.unknown) == len(shown.tokens)
     assert [TEXT[a:b] for a, b in shown.offsets] == shown.tokens
@@ -204,9 +164,26 @@ def test_the_pretrained_page_labels_characters_not_byte_pieces(gpt2, tmp_path) -
     with torch.no_grad():
         own = model(torch.tensor([ids]), output_attentions=True).attentions[1][0].double().numpy()
     got = readable_pieces(tokenizer, ids)
-    hand = _hand_pool(own, got.groups, got.groups)  # (H, m, m)
+    hand = hand_pool(own, got.groups, got.groups)  # (H, m, m)
     traces = chart(at, "pretrained_layer_chart")["data"]
     assert traces[0]["x"] == [f"{i}:{c}" for i, c in enumerate(TEXT)]
     for head, trace in enumerate(traces):
         np.testing.assert_allclose(weights_of(trace), hand[head], atol=EXACT)
     assert f"{len(ids)} 個詞元顯示成 {len(TEXT)} 個" in "\n".join(c.value for c in at.caption)
+
+
+def test_each_piece_knows_its_character_its_place_and_the_labels_spans(gpt2) -> None:
+    """What views that keep one row per piece show (the Lens page's neuron view, the head
+    atlas): each piece named by the character it helps make and its place in it; and each
+    label's characters in the text, from the pieces' own offsets."""
+    tokenizer, _, ids, _ = gpt2
+    got = readable_pieces(tokenizer, ids)
+    pieces = tokenizer.convert_ids_to_tokens(ids)
+    assert len(got.piece_labels) == len(got.parts) == len(pieces)
+    for run, label in zip(got.groups, got.labels, strict=True):
+        assert [got.piece_labels[i] for i in run] == [label] * len(run)
+        assert [got.parts[i] for i in run] == [(j + 1, len(run)) for j in range(len(run))]
+    offsets = tokenizer(TEXT, return_offsets_mapping=True)["offset_mapping"] + [(0, 0)]
+    spans = got.spans(offsets)
+    assert [TEXT[a:b] for a, b in spans[:-1]] == got.labels[:-1]  # every character itself
+    assert spans[-1] == (0, 0)  # <|endoftext|> has no characters

@@ -277,3 +277,30 @@ def test_your_own_models_index_is_offered_and_mapped(
     points = chart(at, "atlas_map")["data"][0]
     assert len(decode(points["x"])) == 2 * 4  # the tiny model: 2 layers × 4 heads
     assert decode(points["x"]) == pytest.approx(head_map.values["previous"])
+
+
+def test_a_byte_level_models_sentence_is_drawn_as_characters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Your own GPT-2-style model whose tokenizer cuts Chinese characters into byte pieces
+    (tests/support/byte_models.py): the top sentence's head is drawn over the characters,
+    with the model's own weights pooled to them by hand (keys summed, queries averaged)."""
+    from attention_core.atlas.build import build
+    from attention_core.pooling import readable_pieces
+    from tests.support.byte_models import HAN, byte_gpt2, hand_pool, saved_byte_gpt2
+
+    folder = saved_byte_gpt2(tmp_path / "gpt2")
+    out = tmp_path / "index"
+    build(folder, None, out, texts=[s for s in SENTENCES if HAN.search(s)][2:8])
+    monkeypatch.setenv("ATTENTION_STUDIO_ATLAS", str(out))
+    at = open_atlas("en", atlas_model=folder, atlas_head="1-2", atlas_top_pick=0)
+    top = Atlas.open(folder, out).top_sentences(1, 2, "previous", k=5)
+    text = top[0]["text"]
+    tokenizer, _, _, _ = byte_gpt2()
+    (reading,) = open_model(folder).read([text])
+    pieces = readable_pieces(tokenizer, reading.ids)
+    trace = chart(at, "atlas_top_matrix")["data"][0]
+    assert trace["x"] == [f"{i}:{c}" for i, c in enumerate(pieces.labels)]
+    assert "".join(pieces.labels) == text  # every character, none as byte mojibake
+    hand = hand_pool(reading.attentions[1, 2].astype(np.float64), pieces.groups, pieces.groups)
+    assert decode(trace["z"]) == pytest.approx(hand, abs=1e-6)

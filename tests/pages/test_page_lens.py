@@ -370,10 +370,14 @@ def _tiny_folder(folder, config_class: str, **settings) -> str:
     return str(folder)
 
 
-def test_neuron_view_of_a_grouped_query_llama_and_a_refusal(tmp_path) -> None:
+def test_neuron_view_of_a_grouped_query_llama_a_gpt_neo_and_a_refusal(
+    tmp_path, monkeypatch
+) -> None:
     """A Llama's query head 3 reads key/value head 1 (4 heads on 2) after RoPE: drawn, its
-    weight the model's own; GPT-Neo's unscaled scores cannot be rebuilt: a warning, no
-    chart, no rebuilt number."""
+    weight the model's own; GPT-Neo's unscaled scores and its local layer's own window of 4:
+    drawn, the model's own; a layer whose scores the rebuild does not know (here: the
+    rebuilt queries tripled behind the view's back) is a warning, no chart, no number."""
+    import attention_core.lens.neuron as neuron_module
     from attention_core.pretrained import load_model, run_model
     from ui.models import MODEL_STATE
 
@@ -394,9 +398,19 @@ def test_neuron_view_of_a_grouped_query_llama_and_a_refusal(tmp_path) -> None:
         tmp_path / "neo", "GPTNeoConfig", num_layers=2, num_heads=4, hidden_size=32,
         max_position_embeddings=128, attention_types=[[["global", "local"], 1]], window_size=4,
     )  # fmt: skip
-    at = open_lens(lens_query=4, lens_key=2, **{**state, MODEL_STATE: neo, "lens_head": 1})
+    at = open_lens(lens_query=6, lens_key=4, **{**state, MODEL_STATE: neo, "lens_head": 1})
+    assert not at.exception and not at.warning
+    want = run_model(load_model(neo), SENTENCE).attentions[1, 1, 6, 4]
+    assert want > 0  # inside the window: keys 3 … 6
+    assert f"for this pair: {want:.6f}. Rebuilt from q and k: {want:.6f}" in md_unescape(texts(at))
+
+    original = neuron_module.queries_keys
+    monkeypatch.setattr(
+        neuron_module, "queries_keys", lambda *args: (original(*args)[0] * 3, original(*args)[1])
+    )
+    at = open_lens(lens_query=5, lens_key=1, **{**state, "lens_head": 0})  # not cached yet
     assert not at.exception
-    assert "GPTNeoSelfAttention makes its scores in a way the view does not rebuild" in " ".join(
+    assert "LlamaAttention makes its scores in a way the view does not rebuild" in " ".join(
         w.value for w in at.warning
     )
     assert "Rebuilt from q and k" not in md_unescape(texts(at))

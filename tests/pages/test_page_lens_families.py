@@ -13,7 +13,7 @@ import pytest
 from attention_core.pretrained import load_model, run_model, tiny_family
 from attention_core.pretrained.zoo import FAMILY_CONFIGS
 from tests.support import teaching
-from tests.support.apptest import md_unescape, offline, texts  # noqa: F401 (autouse)
+from tests.support.apptest import chart, md_unescape, offline, texts  # noqa: F401 (autouse)
 from tests.support.availability import needs_minilm
 from ui.models import MODEL_STATE
 
@@ -58,3 +58,11 @@ def test_the_neuron_view_of_every_family_is_the_models_own(zoo: Path, family: st
 def test_a_partial_rotary_model_draws_every_view(zoo: Path, view: str) -> None:
     at = lens_page(saved("stablelm", zoo), lens_view=view)
     assert at.get("plotly_chart") or at.get("bidi_component")
+
+
+def test_a_model_that_does_not_scale_its_scores_says_so(zoo: Path) -> None:
+    """GPT-Neo's scores are not divided by √d: the neuron view does not claim they are."""
+    at = lens_page(saved("gpt-neo", zoo), lens_view="neuron", lens_layer=1, lens_head=0)
+    shown = md_unescape(texts(at))
+    assert "this model does not scale it" in shown and "÷√d = ×" not in shown
+    assert "· not scaled ·" in chart(at, "lens_neuron_chart")["layout"]["title"]["text"]

@@ -118,12 +118,15 @@ def test_value_norms_group_values_as_transformers_repeat_kv_does(family: str) ->
         np.testing.assert_allclose(norms[i], expected.detach().numpy(), atol=EXACT)
 
 
-def test_a_model_whose_scores_are_not_rebuilt_is_refused() -> None:
-    """GPT-Neo does not scale its scores by 1/√D: the rebuilt row differs, nothing shown."""
+def test_gpt_neos_unscaled_scores_and_its_own_window_are_rebuilt() -> None:
+    """GPT-Neo does not scale its scores by 1/√D, and its local layer keeps a window of 4
+    keys in its own mask while the model passes it a causal one: the neuron view rebuilds
+    both, every row equal to the model's own output_attentions (a model whose scores are not
+    rebuilt is refused: tests/core/pretrained/test_families.py)."""
     import transformers
 
-    from attention_core.notebook import NeuronViewRefused
     from attention_core.notebook import neuron_view as notebook_neuron_view
+    from attention_core.pretrained import from_model, run_model
 
     tokenizer = _loaded("llama")[0].tokenizer
     config = transformers.GPTNeoConfig(
@@ -137,8 +140,14 @@ def test_a_model_whose_scores_are_not_rebuilt_is_refused() -> None:
     )
     torch.manual_seed(0)
     neo = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
-    with pytest.raises(NeuronViewRefused, match="GPTNeoSelfAttention makes its scores in a way"):
-        notebook_neuron_view(neo.eval(), TEXT, layer=1, head=1, tokenizer=tokenizer)
+    loaded = from_model(neo.eval(), tokenizer)
+    own = run_model(loaded, TEXT).attentions[1, 1]  # (n, n), eager output_attentions
+    view = neuron_view(loaded, TEXT, 1, 1)
+    assert view.scaling == 1.0
+    rows = np.stack([view.weights(i, causal=True) for i in range(own.shape[-1])])
+    np.testing.assert_allclose(rows, own, atol=EXACT)
+    assert not np.triu(rows, 1).any() and not np.tril(rows, -4).any()  # keys i − 3 … i
+    notebook_neuron_view(neo, TEXT, layer=1, head=1, tokenizer=tokenizer)  # drawn, not refused
 
 
 @pytest.mark.parametrize("family", ["llama", "qwen2", "phi3"])
