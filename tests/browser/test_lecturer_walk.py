@@ -8,7 +8,9 @@ round, pick a pretrained view, edit a hand-made cell, ...) → back to English �
 steps. After EVERY step: no exception box, no error box (except the quiz's red "not this
 time" after a wrong guess), no traceback in the server's log, every chart painted, and the
 settings that were chosen still held by both the address bar and the sidebar's widgets.
-Screenshots of key steps: tests/artifacts/walk-*.png.
+Each page, once its steps are done in 繁體中文, speaks Chinese throughout (its strings
+gathered and checked as tests/browser/language.py says; the English interface has its own
+walk, test_language_browser.py). Screenshots of key steps: tests/artifacts/walk-*.png.
 """
 
 from __future__ import annotations
@@ -19,153 +21,24 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Page, expect
 
 from attention_core.attention_file import attention_bytes
 from attention_core.handmade import MAX_HANDMADE_TOKENS
-from attention_core.i18n import t
-from attention_core.settings import DEFAULT_TEXT
-from attention_core.tokenize import token_labels, tokenize
+from attention_core.tokenize import tokenize
 
-from .checks import (
-    assert_atlas_heatmaps,
-    assert_atlas_points,
-    check_page,
-    expected_errors,
-    screenshot,
-)
+from .checks import assert_atlas_heatmaps, assert_atlas_points, screenshot
 from .chromium import APP_TIMEOUT_MS as WAIT_MS
+from .language import foreign_text, toolbar_titles
 from .server import ARTIFACTS_DIR, ServerLog
-from .waits import expect_rerun, maybe_rerun, open_page, wait_for_heatmaps
-from .widgets import LANG_LABELS, edit_cell, main_area, pick_option, sidebar
+from .waits import open_page, wait_for_heatmaps
+from .walk import Walk
+from .widgets import edit_cell, pick_option, sidebar
 
 pytestmark = pytest.mark.browser
 SENTENCE = "我愛自然語言處理，也愛注意力。"
 EXAMPLE = "貓坐在墊子上，因為它很累。"  # one of the sidebar's examples (data/examples.json)
-DEFAULTS = {
-    "lang": "en",
-    "text": DEFAULT_TEXT,
-    "tokenizer": "auto",
-    "attention": "multi",
-    "embed_dim": "16",
-    "num_heads": "4",
-    "seed": "0",
-    "causal": "false",
-    "positional": "false",
-}
-
-
-class Walk:
-    """One numbered step after another, each followed by the walk's invariants."""
-
-    def __init__(self, page: Page, log: ServerLog) -> None:
-        self.page = page
-        self.log = log
-        self.expected = dict(DEFAULTS)
-        self.number = 0
-        self.visited: set[str] = set()
-
-    @property
-    def lang(self) -> str:
-        return self.expected["lang"]
-
-    def tr(self, key: str, **params: object) -> str:
-        return t(key, self.lang, **params)
-
-    @property
-    def main(self) -> Locator:
-        return main_area(self.page)
-
-    @property
-    def side(self) -> Locator:
-        return sidebar(self.page)
-
-    def step(
-        self,
-        what: str,
-        action: Callable[[], None] | None = None,
-        *,
-        rerun: bool = True,
-        shot: str | None = None,
-        **changes: str,
-    ) -> None:
-        """Do `action` (which must rerun the app if `rerun`), note the settings it changes,
-        then check every invariant; a failure names the step."""
-        self.number += 1
-        label = f"walk step {self.number} ({self.lang}): {what}"
-        print(label)
-        since = self.log.size()
-        if action is not None:
-            if rerun:
-                with expect_rerun(self.page):
-                    action()
-            else:
-                with maybe_rerun(self.page):
-                    action()
-        self.expected.update(changes)
-        check_page(
-            self.page,
-            self.log,
-            since,
-            what=label,
-            expected=self.expected,
-            allow_errors=expected_errors("quiz_wrong"),
-        )
-        if shot:
-            screenshot(self.page, f"walk-{self.number:02d}-{shot}")
-
-    # --- the sidebar ----------------------------------------------------------------------
-    def language(self, lang: str) -> None:
-        option = self.side.locator('[data-testid="stRadioOption"]', has_text=LANG_LABELS[lang])
-        self.step(f"switch to {LANG_LABELS[lang]}", option.click, lang=lang, shot=f"lang-{lang}")
-
-    def type_sentence(self, text: str) -> None:
-        box = self.side.get_by_role("textbox", name=self.tr("text_label"))
-
-        def action() -> None:
-            box.fill(text)
-            box.press("Control+Enter")
-
-        self.step(f"type {text!r}", action, text=text)
-
-    def number_input(self, key: str, value: int) -> None:
-        box = self.side.get_by_role("spinbutton", name=self.tr(f"{key}_label"))
-
-        def action() -> None:
-            box.fill(str(value))
-            box.press("Enter")
-
-        self.step(f"{key} = {value}", action, **{key: str(value)})
-
-    def toggle(self, key: str) -> None:
-        value = "false" if self.expected[key] == "true" else "true"
-        switch = self.side.get_by_text(self.tr(f"{key}_label"), exact=True)
-        self.step(f"{key} → {value}", switch.click, **{key: value})
-
-    def nav(self, path: str) -> None:
-        """Open a page from the sidebar's navigation (its link, in the current language)."""
-        link = self.side.locator(f'[data-testid="stSidebarNavLink"][href$="/{path}"]')
-        if path == "":
-            link = self.side.locator('[data-testid="stSidebarNavLink"]').first
-        name = link.inner_text().strip().splitlines()[-1]  # the title, not the icon's name
-        self.step(f"open page {name!r}", link.click, shot=f"page-{path or 'heatmaps'}-{self.lang}")
-        assert urlsplit(self.page.url).path.rstrip("/").endswith(path)
-        self.visited.add(path)
-
-    def labels(self) -> list[str]:
-        """The `index:token` labels of the sidebar's sentence, as the pages show them."""
-        return token_labels(tokenize(self.expected["text"], self.expected["tokenizer"]))
-
-    def heads(self) -> int:
-        """Heads the sidebar's settings compute."""
-        return 1 if self.expected["attention"] == "single" else int(self.expected["num_heads"])
-
-    def segment(self, label_key: str, option: str) -> Locator:
-        group = self.main.get_by_role("radiogroup", name=self.tr(label_key))
-        return group.get_by_role("radio", name=option, exact=True)
-
-    def combobox(self, label_key: str, *, area: Locator | None = None) -> Locator:
-        return (area or self.main).get_by_role("combobox", name=self.tr(label_key))
+SENTENCE_B = "The animal didn't cross the street because it was too busy."  # minimal pairs
 
 
 # --- what the walk does on each page (the page's url path → its steps) -----------------------
@@ -303,14 +176,14 @@ def minimal_pairs_page(walk: Walk) -> None:
     second = walk.main.get_by_role("textbox", name=walk.tr("pairs_b_label"))
 
     def edit() -> None:
-        second.fill("The animal didn't cross the street because it was too busy.")
+        second.fill(SENTENCE_B)
         second.press("Enter")
 
     walk.step("edit sentence B", edit, shot="minimal-pairs")
 
 
 def attention_file_page(walk: Walk) -> None:
-    path = ARTIFACTS_DIR / "walk-attention.safetensors"
+    path = ARTIFACTS_DIR / "課堂注意力.safetensors"  # a Chinese lesson's file, named in Chinese
     weights = np.full((2, 2, 3, 3), 1 / 3, dtype=np.float32)  # (L, H, n, n), uniform rows
     ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
     path.write_bytes(attention_bytes(weights, ["中和", "有", "<i>x</i>"], "safetensors"))
@@ -392,7 +265,11 @@ def test_a_lecturer_walks_through_every_page_in_both_languages(
     wait_for_heatmaps(page, 4)
 
     # --- 中文, and every sidebar widget -----------------------------------------------------
+    assert "Download plot as a PNG" in toolbar_titles(page)
     walk.language("zh-TW")
+    toolbars = toolbar_titles(page)  # Plotly's own tooltips follow the switch
+    assert "下載圖表為 PNG 圖檔" in toolbars and "縮放" in toolbars and "平移" in toolbars, toolbars
+    assert not {"Download plot as a PNG", "Zoom", "Pan", "Reset axes"} & set(toolbars), toolbars
     wait_for_heatmaps(page, 4)
     walk.type_sentence(SENTENCE)
     tokenizer = walk.combobox("tokenizer_label", area=walk.side)
@@ -425,10 +302,14 @@ def test_a_lecturer_walks_through_every_page_in_both_languages(
     paths = _nav_paths(page)
     unknown = sorted(set(paths) - set(PAGE_STEPS))
     assert not unknown, f"pages the walk has no steps for (add them to PAGE_STEPS): {unknown}"
+    english: list[str] = []  # each page, once its steps are done, in Chinese throughout
+    typed = " ".join((SENTENCE, EXAMPLE, SENTENCE_B))
     for path in paths[1:] + paths[:1]:  # the landing page last: it is open already
         walk.nav(path)
         PAGE_STEPS[path](walk)
+        english += foreign_text(page, "zh-TW", path, typed)
     assert walk.visited == set(paths)
+    assert not english, "the Chinese interface shows English:\n" + "\n".join(english)
 
     # --- back to English, and a few steps more -------------------------------------------
     walk.language("en")
