@@ -207,8 +207,9 @@ st.markdown(md_escape(tr("write_status", step=steps, text=text)))
 show_chart(
     plot_strip(
         prefix_strip(result, steps, layer),
-        title=tr("write_strip_title", layer=layer),
-        chosen_name=tr("write_chosen"),
+        title=tr("write_strip_title", layer=layer, token=result.steps[steps - 1].token)
+        if steps
+        else "",
         empty=tr("write_no_step"),
     ),
     key="write_strip",

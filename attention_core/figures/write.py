@@ -14,7 +14,10 @@ data first (`triangle`, `prefix_strip`, `lens_grid`), then one Plotly figure per
     plot_step_differences          two branches: how far their rows part at each step
 
 Every string a caller passes is drawn literally (`figures.text.literal`): tokens are what
-the model wrote after what a student typed.
+the model wrote after what a student typed. The figures are plain dicts ({"data", "layout"},
+as `figures.heads.heads_spec`), which ui/charts.py sends as they are: ▶ redraws five of
+them, and building them as `go.Figure`s (make_subplots, validation) took longer than the
+decoder's step.
 
 Shape legend: S steps shown, L layers, H heads, T positions the newest row met, k
 alternatives.
@@ -24,15 +27,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from attention_core.decode.result import DecodeResult
 from attention_core.figures.scales import COLORSCALE
 from attention_core.figures.steps import ANSWER_COLOR
-from attention_core.figures.style import FONT, tick_angle
+from attention_core.figures.style import FONT, Y_TITLE_PX, tick_angle, y_title_above
 from attention_core.figures.text import literal, literals
 from attention_core.tokenize import token_labels
 
@@ -59,6 +61,7 @@ KEY_COLOR, VALUE_COLOR = "#0068C9", "#83C9FF"
 BAR_COLOR = "#0068C9"
 HEAD_COLUMNS = 2  # triangles per row: two stay readable on a phone and on a projector
 PANEL_PX = 260  # one triangle's height
+Spec = dict[str, Any]  # a Plotly figure as a plain dict: {"data": [...], "layout": {...}}
 
 
 @dataclass(frozen=True)
@@ -145,13 +148,26 @@ def lens_grid(result: DecodeResult, steps: int) -> LensGrid:
     )  # fmt: skip
 
 
-def _empty(message: str, height: int = 120) -> go.Figure:
-    fig = go.Figure(layout={"height": height, "font": FONT})
-    fig.add_annotation(text=literal(message), showarrow=False, x=0.5, y=0.5,
-                       xref="paper", yref="paper")  # fmt: skip
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    return fig
+def _spec(data: list[Spec], title: str, height: int, **layout: Any) -> Spec:
+    margin = {"t": 50, "b": 10, "l": 10, "r": 10, **layout.pop("margin", {})}
+    return {
+        "data": data,
+        "layout": {"title": {"text": literal(title)}, "font": FONT, "height": height,
+                   "margin": margin, **layout},
+    }  # fmt: skip
+
+
+def _empty(message: str, height: int = 120) -> Spec:
+    hidden = {"visible": False}
+    note = {"text": literal(message), "showarrow": False, "x": 0.5, "y": 0.5,
+            "xref": "paper", "yref": "paper"}  # fmt: skip
+    return _spec([], "", height, annotations=[note], xaxis=hidden, yaxis=hidden)
+
+
+def _domains(count: int, gap: float) -> list[list[float]]:
+    """`count` equal spans of 0…1, `gap` between neighbours; the first at the low end."""
+    size = (1 - gap * (count - 1)) / count
+    return [[i * (size + gap), i * (size + gap) + size] for i in range(count)]
 
 
 def plot_triangles(
@@ -162,7 +178,7 @@ def plot_triangles(
     colorbar_title: str,
     hover: str,
     empty: str = "",
-) -> go.Figure:
+) -> Spec:
     """One heatmap per head, HEAD_COLUMNS a row, rows = steps, columns = positions; the
     newest row framed. `hover`: a template with {step}, {key}, {weight} (translated)."""
     if not tri.heads:
@@ -170,92 +186,60 @@ def plot_triangles(
     count = len(tri.heads)
     cols = min(HEAD_COLUMNS, count)
     grid_rows = -(-count // cols)
-    fig = make_subplots(
-        rows=grid_rows,
-        cols=cols,
-        subplot_titles=literals(head_titles[:count]),
-        horizontal_spacing=0.06,
-        vertical_spacing=0.12 / grid_rows,
-    )
     rows, columns = literals(tri.rows), literals(tri.columns)
     template = (
         literal(hover).replace("{step}", "%{y}").replace("{key}", "%{x}")
         .replace("{weight}", "%{z:.3f}") + "<extra></extra>"
     )  # fmt: skip
+    x_spans, y_spans = _domains(cols, 0.06), _domains(grid_rows, 0.1)[::-1]  # row 0 on top
+    data, shapes, notes, layout = [], [], [], {}
     newest = len(rows) - 1
     for h, matrix in enumerate(tri.heads):
-        r, c = h // cols + 1, h % cols + 1
-        fig.add_trace(
-            go.Heatmap(
-                z=matrix,
-                x=columns,
-                y=rows,
-                zmin=0.0,
-                zmax=1.0,
-                colorscale=COLORSCALE,
-                showscale=h == 0,
-                colorbar={"title": {"text": literal(colorbar_title)}, "thickness": 12},
-                hovertemplate=template,
-                xgap=1,
-                ygap=1,
-            ),
-            row=r,
-            col=c,
-        )
-        axis = "" if h == 0 else str(h + 1)
-        fig.add_shape(
-            type="rect", xref=f"x{axis}", yref=f"y{axis}",
-            x0=-0.5, x1=len(columns) - 0.5, y0=newest - 0.5, y1=newest + 0.5,
-            line={"color": NEWEST_COLOR, "width": 2},
-        )  # fmt: skip
-    fig.update_xaxes(type="category", showticklabels=len(columns) <= 24, tickangle=-45,
-                     tickfont={"size": 11})  # fmt: skip
-    fig.update_yaxes(type="category", autorange="reversed", tickfont={"size": 11},
-                     showticklabels=len(rows) <= 32)  # fmt: skip
-    fig.update_layout(
-        title={"text": literal(title)},
-        font=FONT,
-        height=80 + PANEL_PX * grid_rows,
-        margin={"t": 70, "b": 10, "l": 10, "r": 10},
-    )
-    return fig
+        r, c, n = h // cols, h % cols, str(h + 1) if h else ""
+        bottom = r == grid_rows - 1 or h + cols >= count  # the lowest panel of its column
+        data.append({
+            "type": "heatmap", "z": matrix, "x": columns, "y": rows, "xaxis": f"x{n}",
+            "yaxis": f"y{n}", "zmin": 0.0, "zmax": 1.0, "colorscale": COLORSCALE,
+            "showscale": h == 0, "hovertemplate": template, "xgap": 1, "ygap": 1,
+            "colorbar": {"title": {"text": literal(colorbar_title)}, "thickness": 12},
+        })  # fmt: skip
+        layout[f"xaxis{n}"] = {"domain": x_spans[c], "anchor": f"y{n}", "type": "category",
+                               "showticklabels": bottom and len(columns) <= 24,
+                               "tickangle": -45, "tickfont": {"size": 11}}  # fmt: skip
+        layout[f"yaxis{n}"] = {"domain": y_spans[r], "anchor": f"x{n}", "type": "category",
+                               "autorange": "reversed", "tickfont": {"size": 11},
+                               "showticklabels": c == 0 and len(rows) <= 32}  # fmt: skip
+        shapes.append({"type": "rect", "xref": f"x{n}", "yref": f"y{n}", "x0": -0.5,
+                       "x1": len(columns) - 0.5, "y0": newest - 0.5, "y1": newest + 0.5,
+                       "line": {"color": NEWEST_COLOR, "width": 2}})  # fmt: skip
+        notes.append({"text": literal(head_titles[h]) if h < len(head_titles) else "",
+                      "x": sum(x_spans[c]) / 2, "y": y_spans[r][1], "xref": "paper",
+                      "yref": "paper", "xanchor": "center", "yanchor": "bottom",
+                      "showarrow": False, "font": {"size": 14}})  # fmt: skip
+    return _spec(data, title, 60 + PANEL_PX * grid_rows, shapes=shapes, annotations=notes,
+                 margin={"t": 70}, **layout)  # fmt: skip
 
 
-def plot_strip(strip: Strip | None, *, title: str, chosen_name: str, empty: str = "") -> go.Figure:
+def plot_strip(strip: Strip | None, *, title: str, empty: str = "") -> Spec:
     """The prefix as cells lit by the newest row's weights, then the chosen token framed."""
     if strip is None:
         return _empty(empty)
     labels = [*literals(strip.labels), literal(f"→ {strip.chosen}")]
     text = [literal(label.split(":", 1)[1]) for label in strip.labels] + [literal(strip.chosen)]
     z = np.append(strip.weights, np.nan).astype(np.float32)[None, :]  # (1, T + 1)
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=labels,
-            y=[""],
-            text=[text],
-            texttemplate="%{text}",
-            textfont={"size": 16},
-            zmin=0.0,
-            zmax=max(float(np.nanmax(strip.weights)) if strip.weights.size else 1.0, 1e-6),
-            colorscale=COLORSCALE,
-            showscale=False,
-            hovertemplate="%{x}: %{z:.3f}<extra></extra>",
-            xgap=2,
-        )
-    )
+    top = float(strip.weights.max()) if strip.weights.size else 1.0
+    heatmap = {
+        "type": "heatmap", "z": z, "x": labels, "y": [""], "text": [text],
+        "texttemplate": "%{text}", "textfont": {"size": 16}, "zmin": 0.0,
+        "zmax": max(top, 1e-6), "colorscale": COLORSCALE, "showscale": False,
+        "hovertemplate": "%{x}: %{z:.3f}<extra></extra>", "xgap": 2,
+    }  # fmt: skip
     last = len(labels) - 1
-    fig.add_shape(type="rect", x0=last - 0.5, x1=last + 0.5, y0=-0.5, y1=0.5,
-                  line={"color": NEWEST_COLOR, "width": 3})  # fmt: skip
-    fig.update_xaxes(type="category", showticklabels=False)
-    fig.update_yaxes(showticklabels=False)
-    fig.update_layout(
-        title={"text": literal(f"{title} · {chosen_name}: {strip.chosen}")},
-        font=FONT,
-        height=130,
-        margin={"t": 50, "b": 10, "l": 10, "r": 10},
-    )
-    return fig
+    frame = {"type": "rect", "x0": last - 0.5, "x1": last + 0.5, "y0": -0.5, "y1": 0.5,
+             "line": {"color": NEWEST_COLOR, "width": 3}}  # fmt: skip
+    return _spec([heatmap], title, 130, shapes=[frame],
+                 xaxis={"type": "category", "showticklabels": False},
+                 yaxis={"showticklabels": False})  # fmt: skip
 
 
 def plot_alternatives(
@@ -265,69 +249,42 @@ def plot_alternatives(
     written: int | None,
     title: str,
     x_title: str,
-) -> go.Figure:
+) -> Spec:
     """The k likeliest next tokens as bars (rank. token), the one written in green."""
     labels = [literal(f"{j + 1}. {tok}") for j, tok in enumerate(tokens)]
-    values = [float(p) for p in probs]
+    values = [float(p) for p in probs][: len(labels)]
     colours = [ANSWER_COLOR if j == written else BAR_COLOR for j in range(len(labels))]
-    fig = go.Figure(
-        go.Bar(
-            x=values,
-            y=labels,
-            orientation="h",
-            marker={"color": colours},
-            text=[f"{p:.1%}" for p in values],
-            textposition="outside",
-            cliponaxis=False,
-            hovertemplate="%{y}: %{x:.3f}<extra></extra>",
-        )
-    )
-    fig.update_layout(
-        title={"text": literal(title)},
-        font=FONT,
-        height=80 + 36 * max(1, len(labels)),
-        margin={"t": 50, "b": 10, "l": 10, "r": 40},
+    bars = {"type": "bar", "x": values, "y": labels, "orientation": "h",
+            "marker": {"color": colours}, "text": [f"{p:.1%}" for p in values],
+            "textposition": "outside", "cliponaxis": False,
+            "hovertemplate": "%{y}: %{x:.3f}<extra></extra>"}  # fmt: skip
+    return _spec(
+        [bars], title, 80 + 36 * max(1, len(labels)), margin={"r": 40}, showlegend=False,
         xaxis={"title": {"text": literal(x_title)}, "range": [0, max([0.05, *values]) * 1.3],
                "tickformat": ".0%"},
         yaxis={"type": "category", "autorange": "reversed", "tickfont": {"size": 16}},
-        showlegend=False,
     )  # fmt: skip
-    return fig
 
 
-def plot_lens(grid: LensGrid, *, title: str, layer_name: str, empty: str = "") -> go.Figure:
+def plot_lens(grid: LensGrid, *, title: str, layer_name: str, empty: str = "") -> Spec:
     """Layers (bottom = first) × steps: each cell the layer's likeliest token, coloured by
     its probability. `layer_name`: a template with {layer}."""
     if not grid.steps:
         return _empty(empty)
     layers = [literal(layer_name.replace("{layer}", str(i))) for i in range(len(grid.tokens))]
-    fig = go.Figure(
-        go.Heatmap(
-            z=grid.probs,
-            x=literals(grid.steps),
-            y=layers,
-            text=[literals(row) for row in grid.tokens],
-            texttemplate="%{text}",
-            textfont={"size": 14},
-            zmin=0.0,
-            zmax=1.0,
-            colorscale=COLORSCALE,
-            colorbar={"thickness": 12, "tickformat": ".0%"},
-            hovertemplate="%{y} · %{x}: %{text} (%{z:.2f})<extra></extra>",
-            xgap=1,
-            ygap=1,
-        )
-    )
-    fig.update_xaxes(type="category", tickangle=tick_angle(len(grid.steps)),
-                     showticklabels=len(grid.steps) <= 32)  # fmt: skip
-    fig.update_yaxes(type="category")
-    fig.update_layout(
-        title={"text": literal(title)},
-        font=FONT,
-        height=110 + 34 * len(layers),
-        margin={"t": 50, "b": 10, "l": 10, "r": 10},
-    )
-    return fig
+    heatmap = {
+        "type": "heatmap", "z": grid.probs, "x": literals(grid.steps), "y": layers,
+        "text": [literals(row) for row in grid.tokens], "texttemplate": "%{text}",
+        "textfont": {"size": 14}, "zmin": 0.0, "zmax": 1.0, "colorscale": COLORSCALE,
+        "colorbar": {"thickness": 12, "tickformat": ".0%"}, "xgap": 1, "ygap": 1,
+        "hovertemplate": "%{y} · %{x}: %{text} (%{z:.2f})<extra></extra>",
+    }  # fmt: skip
+    return _spec(
+        [heatmap], title, 110 + 34 * len(layers),
+        xaxis={"type": "category", "tickangle": tick_angle(len(grid.steps)),
+               "showticklabels": len(grid.steps) <= 32},
+        yaxis={"type": "category"},
+    )  # fmt: skip
 
 
 def plot_cache(
@@ -338,36 +295,22 @@ def plot_cache(
     title: str,
     keys_name: str,
     values_name: str,
-) -> go.Figure:
+) -> Spec:
     """One stacked bar: the cache's key and value bytes now, on an axis up to `most_bytes`
     (the run's largest cache), so the bar visibly grows step by step."""
-    fig = go.Figure()
-    for name, value, colour in ((keys_name, keys_bytes, KEY_COLOR),
-                                (values_name, values_bytes, VALUE_COLOR)):  # fmt: skip
-        fig.add_trace(
-            go.Bar(
-                x=[value / 1024],
-                y=[""],
-                orientation="h",
-                name=literal(name),
-                marker={"color": colour},
-                text=[f"{value / 1024:.1f} KiB"],
-                textposition="inside",
-                hovertemplate=f"{literal(name)}: %{{x:.1f}} KiB<extra></extra>",
-            )
-        )
-    fig.update_layout(
-        barmode="stack",
-        title={"text": literal(title)},
-        font=FONT,
-        height=170,
-        margin={"t": 50, "b": 10, "l": 10, "r": 10},
-        xaxis={"range": [0, max(most_bytes, keys_bytes + values_bytes, 1) / 1024],
-               "ticksuffix": " KiB"},
-        yaxis={"showticklabels": False},
-        legend={"orientation": "h", "y": -0.35},
+    data = [
+        {"type": "bar", "x": [value / 1024], "y": [""], "orientation": "h",
+         "name": literal(name), "marker": {"color": colour},
+         "text": [f"{value / 1024:.1f} KiB"], "textposition": "inside",
+         "hovertemplate": f"{literal(name)}: %{{x:.1f}} KiB<extra></extra>"}
+        for name, value, colour in ((keys_name, keys_bytes, KEY_COLOR),
+                                    (values_name, values_bytes, VALUE_COLOR))
+    ]  # fmt: skip
+    most = max(most_bytes, keys_bytes + values_bytes, 1) / 1024
+    return _spec(
+        data, title, 170, barmode="stack", legend={"orientation": "h", "y": -0.35},
+        xaxis={"range": [0, most], "ticksuffix": " KiB"}, yaxis={"showticklabels": False},
     )  # fmt: skip
-    return fig
 
 
 def plot_step_differences(
@@ -378,29 +321,22 @@ def plot_step_differences(
     parted: int | None,
     title: str,
     y_title: str,
-) -> go.Figure:
+) -> Spec:
     """Per step the largest difference of two branches' rows; bars over `tol` red, the
-    first of them (`parted`) framed."""
+    first of them (`parted`) outlined; a dashed line at `tol`."""
     values = [float(d) for d in differences]
-    colours = [NEWEST_COLOR if d > tol else BAR_COLOR for d in values]
-    fig = go.Figure(
-        go.Bar(
-            x=literals(steps),
-            y=values,
-            marker={"color": colours,
-                    "line": {"width": [3 if i == parted else 0 for i in range(len(values))],
-                             "color": "#000000"}},
-            hovertemplate="%{x}: %{y:.3f}<extra></extra>",
-        )
-    )  # fmt: skip
-    fig.add_hline(y=tol, line={"dash": "dash", "color": "#888888"})
-    fig.update_layout(
-        title={"text": literal(title)},
-        font=FONT,
-        height=260,
-        margin={"t": 50, "b": 10, "l": 10, "r": 10},
+    bars = {
+        "type": "bar", "x": literals(steps), "y": values,
+        "marker": {"color": [NEWEST_COLOR if d > tol else BAR_COLOR for d in values],
+                   "line": {"width": [3 if i == parted else 0 for i in range(len(values))],
+                            "color": "#000000"}},
+        "hovertemplate": "%{x}: %{y:.3f}<extra></extra>",
+    }  # fmt: skip
+    line = {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": tol, "y1": tol,
+            "line": {"dash": "dash", "color": "#888888"}}  # fmt: skip
+    return _spec(
+        [bars], title, 260, shapes=[line], annotations=[y_title_above(literal(y_title))],
+        margin={"t": 50 + Y_TITLE_PX}, showlegend=False,
         xaxis={"type": "category", "tickangle": tick_angle(len(values))},
-        yaxis={"title": {"text": literal(y_title)}, "range": [0, 1]},
-        showlegend=False,
-    )
-    return fig
+        yaxis={"range": [0, 1]},
+    )  # fmt: skip
