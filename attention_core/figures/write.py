@@ -149,7 +149,12 @@ def lens_grid(result: DecodeResult, steps: int) -> LensGrid:
 
 
 def _spec(data: list[Spec], title: str, height: int, **layout: Any) -> Spec:
+    """The figure; its axes' margins fixed here (no automargin: Plotly would lay out twice
+    whenever a new label changes a margin, and ▶ brings new labels every step)."""
     margin = {"t": 50, "b": 10, "l": 10, "r": 10, **layout.pop("margin", {})}
+    for name, axis in layout.items():
+        if name.startswith(("xaxis", "yaxis")):
+            axis.setdefault("automargin", False)
     return {
         "data": data,
         "layout": {"title": {"text": literal(title)}, "font": FONT, "height": height,
@@ -216,8 +221,9 @@ def plot_triangles(
                       "x": sum(x_spans[c]) / 2, "y": y_spans[r][1], "xref": "paper",
                       "yref": "paper", "xanchor": "center", "yanchor": "bottom",
                       "showarrow": False, "font": {"size": 14}})  # fmt: skip
-    return _spec(data, title, 60 + PANEL_PX * grid_rows, shapes=shapes, annotations=notes,
-                 margin={"t": 70}, **layout)  # fmt: skip
+    return _spec(data, title, 110 + PANEL_PX * grid_rows, shapes=shapes, annotations=notes,
+                 margin={"t": 70, "l": 70, "b": 60 if len(columns) <= 24 else 10},
+                 **layout)  # fmt: skip
 
 
 def plot_strip(strip: Strip | None, *, title: str, empty: str = "") -> Spec:
@@ -259,7 +265,8 @@ def plot_alternatives(
             "textposition": "outside", "cliponaxis": False,
             "hovertemplate": "%{y}: %{x:.3f}<extra></extra>"}  # fmt: skip
     return _spec(
-        [bars], title, 80 + 36 * max(1, len(labels)), margin={"r": 40}, showlegend=False,
+        [bars], title, 110 + 36 * max(1, len(labels)), margin={"r": 40, "l": 110, "b": 50},
+        showlegend=False,
         xaxis={"title": {"text": literal(x_title)}, "range": [0, max([0.05, *values]) * 1.3],
                "tickformat": ".0%"},
         yaxis={"type": "category", "autorange": "reversed", "tickfont": {"size": 16}},
@@ -280,7 +287,7 @@ def plot_lens(grid: LensGrid, *, title: str, layer_name: str, empty: str = "") -
         "hovertemplate": "%{y} · %{x}: %{text} (%{z:.2f})<extra></extra>",
     }  # fmt: skip
     return _spec(
-        [heatmap], title, 110 + 34 * len(layers),
+        [heatmap], title, 130 + 34 * len(layers), margin={"l": 80, "b": 70},
         xaxis={"type": "category", "tickangle": tick_angle(len(grid.steps)),
                "showticklabels": len(grid.steps) <= 32},
         yaxis={"type": "category"},
@@ -308,7 +315,8 @@ def plot_cache(
     ]  # fmt: skip
     most = max(most_bytes, keys_bytes + values_bytes, 1) / 1024
     return _spec(
-        data, title, 170, barmode="stack", legend={"orientation": "h", "y": -0.35},
+        data, title, 190, barmode="stack", legend={"orientation": "h", "y": -0.45},
+        margin={"b": 60},
         xaxis={"range": [0, most], "ticksuffix": " KiB"}, yaxis={"showticklabels": False},
     )  # fmt: skip
 
@@ -336,7 +344,7 @@ def plot_step_differences(
             "line": {"dash": "dash", "color": "#888888"}}  # fmt: skip
     return _spec(
         [bars], title, 260, shapes=[line], annotations=[y_title_above(literal(y_title))],
-        margin={"t": 50 + Y_TITLE_PX}, showlegend=False,
+        margin={"t": 50 + Y_TITLE_PX, "l": 40, "b": 50}, showlegend=False,
         xaxis={"type": "category", "tickangle": tick_angle(len(values))},
         yaxis={"range": [0, 1]},
     )  # fmt: skip
