@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from attention_core.decode.result import DecodeResult
-from attention_core.figures.scales import COLORSCALE
+from attention_core.figures.scales import COLORSCALE, colour_stops
 from attention_core.figures.steps import ANSWER_COLOR
 from attention_core.figures.style import FONT, Y_TITLE_PX, tick_angle, y_title_above
 from attention_core.figures.text import literal, literals
@@ -58,6 +58,8 @@ __all__ = [
 
 NEWEST_COLOR = "#d62728"  # the newest row's frame, the chosen token's cell
 KEY_COLOR, VALUE_COLOR = "#0068C9", "#83C9FF"
+# plotly.js reads the name "Blues" dark-to-light; the stops keep Plotly Python's light-to-dark
+BLUES = colour_stops(COLORSCALE)
 BAR_COLOR = "#0068C9"
 HEAD_COLUMNS = 2  # triangles per row: two stay readable on a phone and on a projector
 PANEL_PX = 260  # one triangle's height
@@ -204,7 +206,7 @@ def plot_triangles(
         bottom = r == grid_rows - 1 or h + cols >= count  # the lowest panel of its column
         data.append({
             "type": "heatmap", "z": matrix, "x": columns, "y": rows, "xaxis": f"x{n}",
-            "yaxis": f"y{n}", "zmin": 0.0, "zmax": 1.0, "colorscale": COLORSCALE,
+            "yaxis": f"y{n}", "zmin": 0.0, "zmax": 1.0, "colorscale": BLUES,
             "showscale": h == 0, "hovertemplate": template, "xgap": 1, "ygap": 1,
             "colorbar": {"title": {"text": literal(colorbar_title)}, "thickness": 12},
         })  # fmt: skip
@@ -237,7 +239,7 @@ def plot_strip(strip: Strip | None, *, title: str, empty: str = "") -> Spec:
     heatmap = {
         "type": "heatmap", "z": z, "x": labels, "y": [""], "text": [text],
         "texttemplate": "%{text}", "textfont": {"size": 16}, "zmin": 0.0,
-        "zmax": max(top, 1e-6), "colorscale": COLORSCALE, "showscale": False,
+        "zmax": max(top, 1e-6), "colorscale": BLUES, "showscale": False,
         "hovertemplate": "%{x}: %{z:.3f}<extra></extra>", "xgap": 2,
     }  # fmt: skip
     last = len(labels) - 1
@@ -282,7 +284,7 @@ def plot_lens(grid: LensGrid, *, title: str, layer_name: str, empty: str = "") -
     heatmap = {
         "type": "heatmap", "z": grid.probs, "x": literals(grid.steps), "y": layers,
         "text": [literals(row) for row in grid.tokens], "texttemplate": "%{text}",
-        "textfont": {"size": 14}, "zmin": 0.0, "zmax": 1.0, "colorscale": COLORSCALE,
+        "textfont": {"size": 14}, "zmin": 0.0, "zmax": 1.0, "colorscale": BLUES,
         "colorbar": {"thickness": 12, "tickformat": ".0%"}, "xgap": 1, "ygap": 1,
         "hovertemplate": "%{y} · %{x}: %{text} (%{z:.2f})<extra></extra>",
     }  # fmt: skip
@@ -315,7 +317,7 @@ def plot_cache(
     ]  # fmt: skip
     most = max(most_bytes, keys_bytes + values_bytes, 1) / 1024
     return _spec(
-        data, title, 190, barmode="stack", legend={"orientation": "h", "y": -0.45},
+        data, title, 190, barmode="stack", legend={"orientation": "h", "y": -0.45, "traceorder": "normal"},
         margin={"b": 60},
         xaxis={"range": [0, most], "ticksuffix": " KiB"}, yaxis={"showticklabels": False},
     )  # fmt: skip

@@ -58,6 +58,18 @@ def test_triangle_rows_are_the_steps_rows_and_grow_by_one_position(run) -> None:
     assert tri.columns[0] == "0:[BOS]"
 
 
+def test_low_weights_are_light_and_high_ones_dark(run) -> None:
+    """Plotly Python's sequential Blues (white at 0): plotly.js alone reads the name
+    "Blues" the other way round, so the plain-dict figures carry the stops themselves."""
+    import plotly.colors
+
+    tri = plot_triangles(triangle(run, 2, 0), title="", head_titles=[], colorbar_title="",
+                         hover="")  # fmt: skip
+    stops = _spec(tri)["data"][0]["colorscale"]
+    assert [stops[0][1], stops[-1][1]] == [plotly.colors.sequential.Blues[0],
+                                           plotly.colors.sequential.Blues[-1]]  # fmt: skip
+
+
 def test_strip_is_the_newest_row_and_lens_grid_is_each_layers_top_token(run) -> None:
     strip = prefix_strip(run, 3, layer=0)
     np.testing.assert_allclose(strip.weights, run.steps[2].attention[0].mean(axis=0))
