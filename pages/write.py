@@ -111,6 +111,11 @@ def _stop_reason(result: DecodeResult) -> str:
     return tr("write_end_token", step=len(result.steps))
 
 
+def chart_title(text: str) -> None:
+    """A chart's title as text above it: it wraps on a phone, where Plotly's would be cut."""
+    st.markdown(f"**{md_escape(text)}**")
+
+
 def _single(tri: Triangle, head: int) -> Triangle:
     return Triangle([tri.heads[head]], tri.rows, tri.columns, tri.layer)
 
@@ -212,22 +217,23 @@ def writer(key: str, prompt: str) -> None:
     st.markdown(md_escape(tr("write_status", step=steps, text=text)))
 
     # --- the newest row, the triangles ------------------------------------------------------------
+    if steps:
+        chart_title(tr("write_strip_title", layer=layer, token=result.steps[steps - 1].token))
     show_chart(
         plot_strip(
             prefix_strip(result, steps, layer),
-            title=tr("write_strip_title", layer=layer, token=result.steps[steps - 1].token)
-            if steps
-            else "",
+            title="",
             empty=tr("write_no_step"),
         ),
         key="write_strip",
     )
     heads = result.steps[0].attention.shape[1] if result.steps else 0
     tri = triangle(result, steps, layer)
+    chart_title(tr("write_triangles_title", layer=layer))
     show_chart(
         plot_triangles(
             tri,
-            title=tr("write_triangles_title", layer=layer),
+            title="",
             head_titles=[tr("write_head_title", head=h) for h in range(heads)],
             colorbar_title=tr("write_weight"),
             hover=tr("write_hover"),
@@ -243,12 +249,13 @@ def writer(key: str, prompt: str) -> None:
         written = ids.index(newest.token_id) if newest.token_id in ids else None
         alt_col, cache_col = st.columns([3, 2])
         with alt_col:
+            chart_title(tr("write_alternatives_title", step=steps))
             show_chart(
                 plot_alternatives(
                     newest.top_tokens[:ALTERNATIVES],
                     newest.top_probs,
                     written=written,
-                    title=tr("write_alternatives_title", step=steps),
+                    title="",
                     x_title=tr("write_probability"),
                 ),
                 key="write_alternatives",
@@ -269,12 +276,13 @@ def writer(key: str, prompt: str) -> None:
         with cache_col:
             cache = newest.cache
             most = result.steps[-1].cache.total_bytes
+            chart_title(tr("write_cache_title", step=steps))
             show_chart(
                 plot_cache(
                     int(cache.keys_bytes.sum()),
                     int(cache.values_bytes.sum()),
                     most_bytes=most,
-                    title=tr("write_cache_title", step=steps),
+                    title="",
                     keys_name=tr("write_keys"),
                     values_name=tr("write_values"),
                 ),
@@ -291,10 +299,11 @@ def writer(key: str, prompt: str) -> None:
                 )
             )
 
+    chart_title(tr("write_lens_title"))
     show_chart(
         plot_lens(
             lens_grid(result, steps),
-            title=tr("write_lens_title"),
+            title="",
             layer_name=tr("write_lens_layer"),
             empty=tr("write_no_step"),
         ),
@@ -350,13 +359,14 @@ def writer(key: str, prompt: str) -> None:
         else:
             st.markdown(md_escape(tr("write_no_parting", tol=PARTING_TOL, step=shown)))
         labels = [str(i + 1) for i in range(shown)]
+        chart_title(tr("write_parting_title"))
         show_chart(
             plot_step_differences(
                 step_differences(result, other, shown),
                 labels,
                 tol=PARTING_TOL,
                 parted=parted.step if parted else None,
-                title=tr("write_parting_title"),
+                title="",
                 y_title=tr("write_difference"),
             ),
             key="write_parting",

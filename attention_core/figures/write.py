@@ -63,6 +63,9 @@ BLUES = colour_stops(COLORSCALE)
 BAR_COLOR = "#0068C9"
 HEAD_COLUMNS = 2  # triangles per row: two stay readable on a phone and on a projector
 PANEL_PX = 260  # one triangle's height
+# presenter mode (ui/presenter.py) fills the window with a chart unless its meta says this:
+# a one-row strip or five bars drawn a window tall would read as a wall of colour
+KEEP_HEIGHT = {"studio_keep_height": True}
 Spec = dict[str, Any]  # a Plotly figure as a plain dict: {"data": [...], "layout": {...}}
 
 
@@ -153,13 +156,14 @@ def lens_grid(result: DecodeResult, steps: int) -> LensGrid:
 def _spec(data: list[Spec], title: str, height: int, **layout: Any) -> Spec:
     """The figure; its axes' margins fixed here (no automargin: Plotly would lay out twice
     whenever a new label changes a margin, and ▶ brings new labels every step)."""
-    margin = {"t": 50, "b": 10, "l": 10, "r": 10, **layout.pop("margin", {})}
+    margin = {"t": 50 if title else 10, "b": 10, "l": 10, "r": 10, **layout.pop("margin", {})}
     for name, axis in layout.items():
         if name.startswith(("xaxis", "yaxis")):
             axis.setdefault("automargin", False)
     return {
         "data": data,
-        "layout": {"title": {"text": literal(title)}, "font": FONT, "height": height,
+        "layout": {"title": {"text": literal(title)}, "font": FONT,
+                   "height": height if title else height - 40,  # no title: its room
                    "margin": margin, **layout},
     }  # fmt: skip
 
@@ -224,7 +228,8 @@ def plot_triangles(
                       "yref": "paper", "xanchor": "center", "yanchor": "bottom",
                       "showarrow": False, "font": {"size": 14}})  # fmt: skip
     return _spec(data, title, 110 + PANEL_PX * grid_rows, shapes=shapes, annotations=notes,
-                 margin={"t": 70, "l": 70, "b": 60 if len(columns) <= 24 else 10},
+                 margin={"t": 70 if title else 30, "l": 70,
+                         "b": 60 if len(columns) <= 24 else 10},
                  **layout)  # fmt: skip
 
 
@@ -245,7 +250,7 @@ def plot_strip(strip: Strip | None, *, title: str, empty: str = "") -> Spec:
     last = len(labels) - 1
     frame = {"type": "rect", "x0": last - 0.5, "x1": last + 0.5, "y0": -0.5, "y1": 0.5,
              "line": {"color": NEWEST_COLOR, "width": 3}}  # fmt: skip
-    return _spec([heatmap], title, 130, shapes=[frame],
+    return _spec([heatmap], title, 130, shapes=[frame], meta=KEEP_HEIGHT,
                  xaxis={"type": "category", "showticklabels": False},
                  yaxis={"showticklabels": False})  # fmt: skip
 
@@ -268,6 +273,7 @@ def plot_alternatives(
             "hovertemplate": "%{y}: %{x:.3f}<extra></extra>"}  # fmt: skip
     return _spec(
         [bars], title, 110 + 36 * max(1, len(labels)), margin={"r": 40, "l": 110, "b": 50},
+        meta=KEEP_HEIGHT,
         showlegend=False,
         xaxis={"title": {"text": literal(x_title)}, "range": [0, max([0.05, *values]) * 1.3],
                "tickformat": ".0%"},
@@ -289,7 +295,7 @@ def plot_lens(grid: LensGrid, *, title: str, layer_name: str, empty: str = "") -
         "hovertemplate": "%{y} · %{x}: %{text} (%{z:.2f})<extra></extra>",
     }  # fmt: skip
     return _spec(
-        [heatmap], title, 130 + 34 * len(layers), margin={"l": 80, "b": 70},
+        [heatmap], title, 130 + 34 * len(layers), margin={"l": 80, "b": 70}, meta=KEEP_HEIGHT,
         xaxis={"type": "category", "tickangle": tick_angle(len(grid.steps)),
                "showticklabels": len(grid.steps) <= 32},
         yaxis={"type": "category"},
@@ -310,14 +316,15 @@ def plot_cache(
     data = [
         {"type": "bar", "x": [value / 1024], "y": [""], "orientation": "h",
          "name": literal(name), "marker": {"color": colour},
-         "text": [f"{value / 1024:.1f} KiB"], "textposition": "inside",
+         "text": [f"{value / 1024:.1f} KiB"], "textposition": "inside", "textangle": 0,
          "hovertemplate": f"{literal(name)}: %{{x:.1f}} KiB<extra></extra>"}
         for name, value, colour in ((keys_name, keys_bytes, KEY_COLOR),
                                     (values_name, values_bytes, VALUE_COLOR))
     ]  # fmt: skip
     most = max(most_bytes, keys_bytes + values_bytes, 1) / 1024
     return _spec(
-        data, title, 190, barmode="stack", legend={"orientation": "h", "y": -0.45, "traceorder": "normal"},
+        data, title, 190, barmode="stack", meta=KEEP_HEIGHT,
+        legend={"orientation": "h", "y": -0.45, "traceorder": "normal"},
         margin={"b": 60},
         xaxis={"range": [0, most], "ticksuffix": " KiB"}, yaxis={"showticklabels": False},
     )  # fmt: skip
@@ -345,8 +352,9 @@ def plot_step_differences(
     line = {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": tol, "y1": tol,
             "line": {"dash": "dash", "color": "#888888"}}  # fmt: skip
     return _spec(
-        [bars], title, 260, shapes=[line], annotations=[y_title_above(literal(y_title))],
-        margin={"t": 50 + Y_TITLE_PX, "l": 40, "b": 50}, showlegend=False,
+        [bars], title, 260, shapes=[line], meta=KEEP_HEIGHT,
+        annotations=[y_title_above(literal(y_title))],
+        margin={"t": (50 if title else 10) + Y_TITLE_PX, "l": 40, "b": 50}, showlegend=False,
         xaxis={"type": "category", "tickangle": tick_angle(len(values))},
         yaxis={"range": [0, 1]},
     )  # fmt: skip

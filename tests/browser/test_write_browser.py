@@ -76,6 +76,20 @@ def _wait_rows(page: Page, rows: int) -> None:
     page.wait_for_function(f"() => ({_ROWS})() === {rows}", timeout=30_000)
 
 
+_SCROLL = "(dy) => document.querySelector('[data-testid=\"stMain\"]').scrollBy(0, dy)"
+
+
+def _screens(page: Page, name: str, count: int = 3, step_px: int = 700) -> None:
+    """What the screen shows, down the page as its reader scrolls. checks.screenshot's
+    full-page shot makes the window as tall as the page: a phone's charts laid out for the
+    narrow window are then drawn empty, and presenter mode scales every chart to the tall
+    window (both seen on every page, not only this one)."""
+    for i in range(count):
+        page.screenshot(path=str(ARTIFACTS_DIR / f"{name}-{i + 1}.png"))
+        page.evaluate(_SCROLL, step_px)
+        page.wait_for_timeout(200)
+
+
 def _fits(page: Page) -> int:
     return int(page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth"))
 
@@ -133,7 +147,7 @@ def test_write_on_a_projector_and_a_phone(browser: Browser, app_server: str) -> 
         _wait_rows(page, 2)
         wait_for_charts(page)
         assert_no_exception(page)
-        screenshot(page, "write-presenter-zh-TW")
+        _screens(page, "write-presenter-zh-TW", 2, 1000)
     finally:
         context.close()
     phone = configure(browser.new_context(locale="zh-TW", **PHONE))
@@ -147,7 +161,7 @@ def test_write_on_a_projector_and_a_phone(browser: Browser, app_server: str) -> 
         wait_for_charts(page)
         assert _fits(page) <= 1, "the page scrolls sideways on a phone"
         assert_no_exception(page)
-        screenshot(page, "write-phone-zh-TW")
+        _screens(page, "write-phone-zh-TW")
     finally:
         phone.close()
 
@@ -180,7 +194,7 @@ def test_a_phone_answers_what_comes_next_and_the_page_writes_it(
         choice = phone.locator(".st-key-poll_answer_1_0 button").first
         expect(choice).to_be_visible()
         assert _fits(phone) <= 1
-        screenshot(phone, "write-phone-question")
+        _screens(phone, "write-phone-question", 1)
         choice.tap()
         expect(phone.get_by_text("Your answer:")).to_be_visible()
 
@@ -193,7 +207,7 @@ def test_a_phone_answers_what_comes_next_and_the_page_writes_it(
         assert_no_exception(teacher)
         screenshot(teacher, "write-class-revealed")
         expect(phone.locator('[data-testid="stAlertContentSuccess"]').first).to_be_visible()
-        screenshot(phone, "write-phone-revealed")
+        _screens(phone, "write-phone-revealed", 1)
     finally:
         teacher_ctx.close()
         phone_ctx.close()
