@@ -156,14 +156,15 @@ def lens_grid(result: DecodeResult, steps: int) -> LensGrid:
 def _spec(data: list[Spec], title: str, height: int, **layout: Any) -> Spec:
     """The figure; its axes' margins fixed here (no automargin: Plotly would lay out twice
     whenever a new label changes a margin, and ▶ brings new labels every step)."""
-    margin = {"t": 50 if title else 10, "b": 10, "l": 10, "r": 10, **layout.pop("margin", {})}
+    # untitled (the page writes titles above its charts): room for Plotly's toolbar only
+    margin = {"t": 50 if title else 30, "b": 10, "l": 10, "r": 10, **layout.pop("margin", {})}
     for name, axis in layout.items():
         if name.startswith(("xaxis", "yaxis")):
             axis.setdefault("automargin", False)
     return {
         "data": data,
         "layout": {"title": {"text": literal(title)}, "font": FONT,
-                   "height": height if title else height - 40,  # no title: its room
+                   "height": height if title else height - 20,  # no title: its room
                    "margin": margin, **layout},
     }  # fmt: skip
 
@@ -228,7 +229,7 @@ def plot_triangles(
                       "yref": "paper", "xanchor": "center", "yanchor": "bottom",
                       "showarrow": False, "font": {"size": 14}})  # fmt: skip
     return _spec(data, title, 110 + PANEL_PX * grid_rows, shapes=shapes, annotations=notes,
-                 margin={"t": 70 if title else 30, "l": 70,
+                 margin={"t": 70 if title else 50, "l": 70,
                          "b": 60 if len(columns) <= 24 else 10},
                  **layout)  # fmt: skip
 
@@ -354,7 +355,7 @@ def plot_step_differences(
     return _spec(
         [bars], title, 260, shapes=[line], meta=KEEP_HEIGHT,
         annotations=[y_title_above(literal(y_title))],
-        margin={"t": (50 if title else 10) + Y_TITLE_PX, "l": 40, "b": 50}, showlegend=False,
+        margin={"t": (50 if title else 30) + Y_TITLE_PX, "l": 40, "b": 50}, showlegend=False,
         xaxis={"type": "category", "tickangle": tick_angle(len(values))},
         yaxis={"range": [0, 1]},
     )  # fmt: skip
