@@ -24,6 +24,7 @@ land in tests/artifacts/lang-*.png.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -51,6 +52,7 @@ PAGES = [
     "quiz",
     "train",
     "pretrained",
+    "write",
     "lens",
     "atlas",
     "minimal_pairs",
@@ -73,11 +75,13 @@ PAINTS = {
     "train": ('[data-testid="stButton"] button[kind="primary"]', 1),
     "glossary": ('[data-testid="stTable"]', 0),
     "pretrained": (".studio-chart", 1),
+    "write": (".studio-chart", 5),
     "attention_file": ('[data-testid="stFileUploader"]', 0),
 }
 # The user's own text is always allowed: each walk types the other language's sentence,
 # so a leak of the interface's own language cannot hide behind it.
 SENTENCE = {"en": "中和有一個永和路", "zh-TW": "the cat sat on the mat"}
+WRITE_PROMPT = "這個程式"  # Watch it write's own default prompt (pages/write.py)
 SETTINGS = {"tokenizer": "auto", "attention": "multi", "embed_dim": 8, "num_heads": 2}
 
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -100,7 +104,7 @@ EN_NAMES = {
     "Hugging", "Face", "Hub", "MiniLM", "Jensen", "Shannon", "Clark", "Vaswani",
     "Abnar", "Zuidema", "Kobayashi", "Olsson",
     "JSON", "CSV", "PNG", "SVG", "UTF", "CLS", "SEP", "PAD", "UNK", "English", "Language",
-    "npz", "safetensors", "NumPy",
+    "npz", "safetensors", "NumPy", "BOS", "KiB",
 }  # fmt: skip
 EN_PHRASES = [
     "What Does BERT Look At?",  # a paper's title, cited
@@ -112,6 +116,7 @@ EN_PHRASES = [
     "nn.Linear",
     "forward()",
     "Plotly.js",
+    "Logit lens",  # a method's name (nostalgebraist 2020), as the notebook's view says it
 ]
 # Streamlit's file uploader (the attention-file page), which the app cannot relabel: its
 # button, "200MB per file • NPZ, SAFETENSORS, PT" under it, its input's aria-label.
@@ -253,7 +258,22 @@ def _foreign(lang: str, text: str, path: str) -> list[str]:
     page, what its corpus sentences hold is the corpus's (data), not the interface's."""
     found = _foreign_words(lang, text, path)
     corpus = (SAMPLE_DIR / "heldout.txt").read_text("utf-8") if path == "atlas" else ""
+    corpus += _written() if path == "write" else ""  # what the reader writes is its data
     return [w for w in found if w not in corpus]
+
+
+@functools.cache
+def _written() -> str:
+    """Everything Watch it write shows of its default run (its prompt is Chinese in either
+    language): the reader's tokens after that prompt, to its context's end."""
+    from attention_core.decode import decode
+
+    run = decode("reader", WRITE_PROMPT, 64)
+    return (
+        "".join(run.tokens)
+        + "".join(w for s in run.steps for w in s.top_tokens)
+        + "".join(w for s in run.steps for layer in s.lens_tokens for w in layer)
+    )
 
 
 def _foreign_words(lang: str, text: str, path: str) -> list[str]:
