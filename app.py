@@ -330,6 +330,7 @@ def main() -> None:
                 st.Page(
                     "pages/pretrained.py", title=tr("page_pretrained"), icon=":material/neurology:"
                 ),
+                st.Page("pages/write.py", title=tr("page_write"), icon=":material/edit_note:"),
                 st.Page("pages/lens.py", title=tr("page_lens"), icon=":material/biotech:"),
                 st.Page("pages/atlas.py", title=tr("page_atlas"), icon=":material/travel_explore:"),
                 st.Page(

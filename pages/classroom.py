@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core.figures.poll import plot_poll_histogram
+from attention_core.figures.poll import plot_class_vs_model, plot_poll_histogram
 from attention_core.figures.steps import plot_quiz_matrix
 from attention_core.poll import (
     MAX_NAME,
@@ -48,6 +48,7 @@ from ui.language import tr
 from ui.presenter import address_warning, qr_png, set_share_query, share_link
 
 BUTTONS_PER_ROW = 4  # on a phone Streamlit stacks the columns: one big button per line
+PROMPT_SHOWN = 240  # characters of a "what comes next?" prefix a phone shows (its end)
 
 state = st.session_state
 entry_guard()
@@ -56,6 +57,7 @@ st.html(
     "<style>.st-key-poll_code h1 { font-size: clamp(4rem, 14vw, 9rem) !important;"
     " letter-spacing: 0.15em; font-family: monospace; padding: 0; }"
     ".st-key-poll_answers button { min-height: 3.2rem; }"
+    ".st-key-poll_next_prompt p { font-size: 1.5rem; line-height: 1.5; }"
     # a phone is a student's: no "open a class" section on a narrow screen
     "@media (max-width: 640px) { .st-key-poll_teach { display: none !important; } }</style>"
 )
@@ -134,11 +136,20 @@ def _answer(class_id: str, number: int, choice: int) -> None:
 
 
 def _question_line(question: Question) -> str:
+    if question.kind == "next":
+        return md_escape(tr("poll_question_next", number=question.number))
     query = question.options[question.query]
     names = {"number": question.number, "head": question.head, "query": query}
     if question.layer >= 0:
         return md_escape(tr("poll_question_layer", layer=question.layer, **names))
     return md_escape(tr("poll_question", **names))
+
+
+def _next_prompt(question: Question) -> None:
+    """A "what comes next?" question's text so far (its end, on a phone), as text."""
+    if question.kind == "next":
+        with st.container(key="poll_next_prompt"):
+            st.markdown(md_escape(tr("poll_next_prompt", prompt=question.prompt[-PROMPT_SHOWN:])))
 
 
 def _answer_names(question: Question) -> str:
@@ -163,6 +174,7 @@ def teacher_live(code: str) -> None:
         return
     counts = store.counts(info.class_id, question.number)
     st.subheader(_question_line(question))
+    _next_prompt(question)
     st.markdown(md_escape(tr("poll_answered", k=sum(counts.values()), n=info.students)))
     fig = plot_poll_histogram(
         counts,
@@ -179,7 +191,20 @@ def teacher_live(code: str) -> None:
 
 def _reveal_view(info: ClassInfo, question: Question) -> None:
     st.success(md_escape(tr("poll_answer_is", answer=_answer_names(question))))
-    if question.matrix:
+    if question.kind == "next":
+        counts = store.counts(info.class_id, question.number)
+        fig = plot_class_vs_model(
+            counts,
+            question.options,
+            question.probs,
+            answers=question.answers,
+            title=tr("poll_next_title"),
+            class_name=tr("poll_next_class"),
+            model_name=tr("poll_next_model"),
+            y_title=tr("poll_next_share"),
+        )
+        show_chart(fig, key="poll_next_chart")
+    elif question.matrix:
         fig = plot_quiz_matrix(
             np.asarray(question.matrix, dtype=np.float32),  # (n, n) of the question's head
             list(question.options),
@@ -259,6 +284,7 @@ def student_live(code: str, sid: str) -> None:
         st.info(tr("poll_wait"))
         return
     st.subheader(_question_line(question))
+    _next_prompt(question)
     mine = store.my_answer(info.class_id, question.number, sid)
     if info.revealed:
         right = mine is not None and mine in question.answers
@@ -275,7 +301,7 @@ def student_live(code: str, sid: str) -> None:
         st.success(md_escape(tr("poll_your_answer", mine=question.options[mine])))
         st.caption(tr("poll_wait_reveal"))
         return
-    st.caption(tr("poll_tap"))
+    st.caption(tr("poll_tap_next" if question.kind == "next" else "poll_tap"))
     with st.container(key="poll_answers"):
         options = list(enumerate(question.options))
         for start in range(0, len(options), BUTTONS_PER_ROW):

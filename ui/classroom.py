@@ -15,6 +15,8 @@ session keeps only who it is:
 
     store = poll_store_or_stop()
     push_to_class(quiz_round, analysis)    # the quiz page's one-line hook
+    push_question(question)                # any page's question (Watch it write's "next")
+    reveal_current()                       # the teacher's class: reveal its question
 """
 
 from __future__ import annotations
@@ -56,10 +58,12 @@ __all__ = [
     "guarded_view",
     "holder",
     "poll_store_or_stop",
+    "push_question",
     "push_settings_question",
     "push_to_class",
     "question_for",
     "refusal",
+    "reveal_current",
     "teacher_class",
 ]
 
@@ -214,11 +218,13 @@ def _asked(code: str) -> list[tuple[object, ...]]:
 
 
 def _what(question: Question) -> tuple[object, ...]:
-    return (question.options, question.query, question.head, question.layer)
+    return (question.options, question.query, question.head, question.layer, question.prompt)
 
 
 @guarded_callback
-def _push(question: Question) -> None:
+def push_question(question: Question) -> None:
+    """Push `question` to the class this session teaches (nothing for anyone else); the
+    teacher is told its number, or that the class was asked it before (`show_flash`)."""
     found = teacher_class()
     if found is None:
         return
@@ -282,7 +288,7 @@ def push_settings_question(round_index: int) -> None:
         st.session_state["poll_flash"] = ("warning", "poll_not_decisive",
                                           {"margin": DECISIVE_MARGIN})  # fmt: skip
         return
-    _push(question_for(quiz, source))
+    push_question(question_for(quiz, source))
 
 
 def show_flash() -> None:
@@ -306,8 +312,26 @@ def push_to_class(quiz: QuizRound, source: QuizSource) -> None:
     st.button(
         tr("poll_push_quiz", code=found[0]),
         key="poll_push_quiz",
-        on_click=_push,
+        on_click=push_question,
         args=(question_for(quiz, source),),
         icon=":material/cast_for_education:",
     )
     show_flash()
+
+
+def reveal_current() -> bool:
+    """Reveal the current question of the class this session teaches; False (with a
+    flash) when there is no class or the store refused."""
+    found = teacher_class()
+    if found is None:
+        return False
+    try:
+        poll_store_or_stop().reveal(found[0], found[1])
+    except PollError:
+        st.session_state["poll_flash"] = ("error", "poll_class_gone", {})
+        return False
+    except Exception as error:  # a store that failed: a message, never a traceback
+        st.session_state["poll_flash"] = ("error", "poll_store_down",
+                                          {"error": type(error).__name__})  # fmt: skip
+        return False
+    return True

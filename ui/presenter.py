@@ -180,7 +180,8 @@ function textCut(plot) {
 // Presenter mode: each chart is scaled up (a CSS transform, which Plotly's hover follows)
 // so that its smallest text is TEXT_PX at 1080p, laid out at the width that fills its
 // column at that scale, and as tall as what is left of the window below its top — or a
-// whole window when little is left there, or when that height would cut its labels.
+// whole window when little is left there, or when that height would cut its labels; a
+// chart whose meta says `studio_keep_height` keeps its own height (a one-row strip).
 // Out of presenter mode every chart is as it was drawn.
 function fitCharts() {
   const state = window.__studioPresenter || {};
@@ -217,7 +218,9 @@ function fitCharts() {
     }
     zoom = Math.max(1, Math.min(zoom, room / least[1]));
     const width = Math.max(Math.floor(box.clientWidth / zoom), least[0]);
-    const height = Math.max(150, Math.floor(room / zoom), least[1]);
+    // a strip or a short bar chart keeps its own height (`studio_keep_height`), scaled
+    const keep = (plot.layout.meta || {}).studio_keep_height && plot.__studioHeight;
+    const height = keep || Math.max(150, Math.floor(room / zoom), least[1]);
     plot.__studioZoom = zoom;
     plot.style.transformOrigin = "0 0";
     plot.style.transform = `scale(${zoom})`;

@@ -16,6 +16,7 @@ from attention_core.poll.store import (
     CODE_ALPHABET,
     CODE_LENGTH,
     MAX_NAME,
+    QUESTION_KINDS,
     ClassInfo,
     PollError,
     PollRefused,
@@ -25,6 +26,7 @@ from attention_core.poll.store import (
     name_was_cut,
     normalise_code,
     question_from_round,
+    question_next,
 )
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "ENV_REDIS",
     "ENV_SQLITE",
     "MAX_NAME",
+    "QUESTION_KINDS",
     "ClassInfo",
     "PollError",
     "PollRefused",
@@ -44,5 +47,6 @@ __all__ = [
     "name_was_cut",
     "normalise_code",
     "question_from_round",
+    "question_next",
     "store_from_env",
 ]

@@ -6,8 +6,13 @@ row or key of the class hangs off that id, so nothing leaks from one class into 
 not even into a later class that happens to get the same code. The teacher holds a secret
 key for the class; only it pushes questions, reveals, resets and closes.
 
-A question is plain data (`Question`): the option labels (the sentence's tokens), the query
-token, the head, the correct answers and the head's weights for the reveal. Questions get
+A question is plain data (`Question`) of one of two kinds (`QUESTION_KINDS`):
+    "attention"  which key does this query attend to most? The option labels (the
+                 sentence's tokens), the query token, the head, the correct answers and
+                 the head's weights for the reveal.
+    "next"       what comes next? A decoder's prefix (`prompt`), its top-k next tokens as
+                 the options and their probabilities (`probs`) for the reveal; the answer
+                 is the token the model writes (`question_next`). Questions get
 increasing numbers within a class; a student answers the current one, **once**: the store
 itself refuses a second answer of the same student to the same question (SQLite: a
 PRIMARY KEY on (class, question, student) and INSERT OR IGNORE; Redis: HSETNX inside one
@@ -48,6 +53,7 @@ __all__ = [
     "CODE_ALPHABET",
     "CODE_LENGTH",
     "MAX_NAME",
+    "QUESTION_KINDS",
     "ClassInfo",
     "PollError",
     "PollRefused",
@@ -57,12 +63,15 @@ __all__ = [
     "name_was_cut",
     "normalise_code",
     "question_from_round",
+    "question_next",
 ]
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I, O, 0, 1: read off a projector
 CODE_LENGTH = 4  # 32**4 ≈ 1 million codes; a store holds a few open classes
 MAX_NAME = 40  # characters of a student's display name
 MAX_OPTIONS = 512  # options of one question (the app's token limit)
+QUESTION_KINDS = ("attention", "next")
+MAX_PROMPT = 2_000  # characters of a "next" question's prefix kept for the phones
 
 
 class PollError(ValueError):
@@ -81,10 +90,13 @@ class PollRefused(PollError):
 
 @dataclass(frozen=True)
 class Question:
-    """One "which key does this query attend to most?" question, as plain data.
+    """One class question, as plain data.
 
-    `options` are the keys' labels (index:token), `answers` the indices with the top
-    weight (ties count), `matrix` the head's weights (n, n) for the reveal (may be empty).
+    kind "attention": `options` are the keys' labels (index:token), `answers` the indices
+    with the top weight (ties count), `matrix` the head's weights (n, n) for the reveal
+    (may be empty). kind "next": `prompt` is the text written so far, `options` the
+    model's likeliest next tokens, `probs` their probabilities, `answers` the one the
+    model writes; `query` and `head` are 0.
     """
 
     options: tuple[str, ...]
@@ -94,9 +106,18 @@ class Question:
     matrix: tuple[tuple[float, ...], ...] = ()
     number: int = 0  # given by the store when pushed: 1, 2, … within a class
     layer: int = -1  # the head's layer in a model of several layers (-1: not said)
+    kind: str = "attention"  # one of QUESTION_KINDS
+    prompt: str = ""  # "next": the text so far
+    probs: tuple[float, ...] = ()  # "next": the model's probability of each option
 
     def __post_init__(self) -> None:
+        if self.kind not in QUESTION_KINDS:
+            raise PollError(f"question kind {self.kind!r} is not one of {QUESTION_KINDS}")
         n = len(self.options)
+        if self.probs and (len(self.probs) != n or any(not 0 <= p <= 1 for p in self.probs)):
+            raise PollError(f"probs must be {n} probabilities in 0…1")
+        if self.kind == "next" and len(self.prompt) > MAX_PROMPT:
+            raise PollError(f"a prompt of {len(self.prompt)} characters; at most {MAX_PROMPT}")
         if not 2 <= n <= MAX_OPTIONS:
             raise PollError(f"a question needs 2 to {MAX_OPTIONS} options, got {n}")
         if not 0 <= self.query < n:
@@ -120,6 +141,9 @@ class Question:
             matrix=tuple(tuple(row) for row in data.get("matrix", ())),
             number=int(data.get("number", 0)),
             layer=int(data.get("layer", -1)),
+            kind=str(data.get("kind", "attention")),
+            prompt=str(data.get("prompt", "")),
+            probs=tuple(float(p) for p in data.get("probs", ())),
         )
 
 
@@ -313,4 +337,30 @@ def question_from_round(
         answers=tuple(int(a) for a in answers),
         matrix=rows,
         layer=int(layer),
+    )
+
+
+def question_next(
+    prompt: str,
+    options: Sequence[str],
+    probs: Sequence[float],
+    *,
+    answer: int,
+    digits: int = 4,
+) -> Question:
+    """A "what comes next?" question: the text so far, the model's likeliest next tokens
+    and their probabilities (rounded to `digits`), the option the model writes. Equal
+    labels (two ids that read alike) get their rank added, so every option is one button
+    and one bar; a prefix longer than MAX_PROMPT keeps its end."""
+    labels = [str(o) for o in options]
+    seen = {label for label in labels if labels.count(label) > 1}
+    labels = [f"{label} ({j + 1})" if label in seen else label for j, label in enumerate(labels)]
+    return Question(
+        options=tuple(labels),
+        query=0,
+        head=0,
+        answers=(int(answer),),
+        kind="next",
+        prompt=str(prompt)[-MAX_PROMPT:],
+        probs=tuple(round(float(p), digits) for p in probs),
     )

@@ -17,6 +17,7 @@ A string of the other language outside an explicit allowlist is a finding:
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -32,6 +33,8 @@ from .waits import expect_rerun, settle_charts
 
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK = re.compile(f"[{HAN}\u3000-\u303f\uff00-\uffef]")
+
+WRITE_PROMPT = "這個程式"  # Watch it write's own default prompt (pages/write.py)
 
 # --- English interface: the Chinese it may show --------------------------------------------
 ZH_ALLOWED_IN_EN = [
@@ -50,7 +53,7 @@ EN_NAMES = {
     "Hugging", "Face", "Hub", "MiniLM", "Jensen", "Shannon", "Clark", "Vaswani",
     "Abnar", "Zuidema", "Kobayashi", "Olsson",
     "JSON", "CSV", "PNG", "SVG", "UTF", "CLS", "SEP", "PAD", "UNK", "English", "Language",
-    "npz", "safetensors", "NumPy",
+    "npz", "safetensors", "NumPy", "BOS", "KiB",
 }  # fmt: skip
 EN_PHRASES = [
     "What Does BERT Look At?",  # a paper's title, cited
@@ -62,6 +65,7 @@ EN_PHRASES = [
     "nn.Linear",
     "forward()",
     "Plotly.js",
+    "Logit lens",  # a method's name (nostalgebraist 2020), as the notebook's view says it
 ]
 # Streamlit's file uploader (the attention-file page), which the app cannot relabel: its
 # button, "200MB per file • NPZ, SAFETENSORS, PT" under it, its input's aria-label.
@@ -206,7 +210,22 @@ def _foreign(lang: str, text: str, path: str, user_text: str) -> list[str]:
     page, what its corpus sentences hold is the corpus's (data), not the interface's."""
     found = _foreign_words(lang, text, path, user_text)
     corpus = (SAMPLE_DIR / "heldout.txt").read_text("utf-8") if path == "atlas" else ""
+    corpus += _written() if path == "write" else ""  # what the reader writes is its data
     return [w for w in found if w not in corpus]
+
+
+@functools.cache
+def _written() -> str:
+    """Everything Watch it write shows of its default run (its prompt is Chinese in either
+    language): the reader's tokens after that prompt, to its context's end."""
+    from attention_core.decode import decode
+
+    run = decode("reader", WRITE_PROMPT, 64)
+    return (
+        "".join(run.tokens)
+        + "".join(w for s in run.steps for w in s.top_tokens)
+        + "".join(w for s in run.steps for layer in s.lens_tokens for w in layer)
+    )
 
 
 def _foreign_words(lang: str, text: str, path: str, user_text: str) -> list[str]:

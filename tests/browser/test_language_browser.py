@@ -40,6 +40,7 @@ PAGES = [
     "quiz",
     "train",
     "pretrained",
+    "write",
     "lens",
     "atlas",
     "minimal_pairs",
@@ -62,6 +63,7 @@ PAINTS = {
     "train": ('[data-testid="stButton"] button[kind="primary"]', 1),
     "glossary": ('[data-testid="stTable"]', 0),
     "pretrained": (".studio-chart", 1),
+    "write": (".studio-chart", 5),
     "attention_file": ('[data-testid="stFileUploader"]', 0),
 }
 # The user's own text is always allowed: the walk types a Chinese sentence, so a leak of

@@ -161,6 +161,13 @@ def pretrained_page(walk: Walk) -> None:
     walk.step("trained vs untrained", contrast.click, shot="pretrained")
 
 
+def write_page(walk: Walk) -> None:
+    following = walk.main.get_by_role("button", name=walk.tr("write_next"))
+    walk.step("write one token more", following.click)
+    branch = walk.main.locator(".st-key-write_alt_1 button")
+    walk.step("branch off on the second choice", branch.click, shot="write-branch")
+
+
 def lens_page(walk: Walk) -> None:
     rollout = walk.segment("lens_kind_label", walk.tr("lens_kind_rollout"))
     walk.step("attention rollout", rollout.click, shot="lens-rollout")
@@ -239,6 +246,7 @@ PAGE_STEPS: dict[str, Callable[[Walk], None]] = {
     "train": train_page,
     "glossary": glossary_page,
     "pretrained": pretrained_page,
+    "write": write_page,
     "lens": lens_page,
     "minimal_pairs": minimal_pairs_page,
     "classroom": classroom_page,
