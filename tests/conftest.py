@@ -34,9 +34,14 @@ for _name in [n for n in os.environ if n.startswith("ATTENTION_STUDIO_")]:
 
 ARTIFACTS_DIR = Path(__file__).resolve().parent / "artifacts"  # git-ignored
 
-# The suite's two workers (pytest-xdist): longest files first, `alone` tests with the
-# other worker paused. Imported so that pytest finds the hooks in this conftest.
-from tests.support.workers import pytest_collection_modifyitems, pytest_runtest_protocol  # noqa: E402, F401
+# The suite's two workers (pytest-xdist): each on its share of the cores, longest files
+# first, `alone` tests with the other worker paused. Imported so that pytest finds the
+# hooks in this conftest.
+from tests.support.workers import (  # noqa: E402, F401
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_runtest_protocol,
+)
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,11 @@
 `-n auto --maxprocesses 2 --dist loadfile`; a file stays on one worker, so its module-
 and session-scoped servers start once).
 
+- Each worker computes on its share of the cores (`pytest_configure`: OMP_NUM_THREADS,
+  inherited by the servers, kernels and AppTests it starts). With two workers each running
+  as many OpenMP threads as the machine has cores, small tensor operations spent most of
+  their time waiting for a thread whose core the other worker held (the pretrained, lens
+  and reader tests on two workers: 109 s with the default threads, 25 s with one each).
 - The longest files start first (`LONGEST_FIRST`, measured with --durations on a clean
   clone): a long walk left to the end would run alone while the other worker sits idle.
   Files are named without their folder; each name in the table is unique under tests/.
@@ -53,6 +58,15 @@ LONGEST_FIRST = (
     "test_reader_browser.py",
     "test_models_browser.py",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """On an xdist worker, before any test module imports torch: threads = cores / workers
+    (a thread count the user set is kept)."""
+    workers = getattr(config, "workerinput", {}).get("workercount")
+    if workers:
+        threads = max(1, (os.cpu_count() or 1) // int(workers))
+        os.environ.setdefault("OMP_NUM_THREADS", str(threads))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
