@@ -93,15 +93,16 @@ def subject_for(model: Any, text: str, tokenizer: Any, second: str | None) -> Su
 
 
 def _check_floats(model: Any) -> None:
-    """Refuse a model whose input embeddings are not floating point (quantised): no
-    gradient reaches them."""
+    """Refuse a quantised model (its input embeddings or any layer in integers, e.g.
+    torch's dynamic quantisation): no gradient goes through it."""
     embedding = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
     weight = getattr(embedding, "weight", None)
-    if weight is None or not weight.is_floating_point():
+    quantised = any(".quantized" in type(m).__module__ for m in model.modules())
+    if quantised or weight is None or not weight.is_floating_point():
         raise AttributionRefused(
-            "the model's input embeddings are not floating-point numbers (a quantised "
-            "model?): gradients cannot reach them. Attribute the model in float32, "
-            "bfloat16 or float16"
+            "the model is quantised (integer weights): no gradient goes through it, so it "
+            "is not differentiable where attribution needs it. Attribute the model in "
+            "float32, bfloat16 or float16"
         )
 
 
