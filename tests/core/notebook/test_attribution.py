@@ -25,4 +25,4 @@ def test_the_view_draws_two_rows_and_the_table_offline_with_its_arrays():
         reader, "中和有一個永和路", steps=4, lang="zh-TW", method="occlusion"
     )
     assert "注意力是解釋嗎" in chinese.data and "完整性差距" not in chinese.data
-    assert list(chinese.result.attributions)[0] == "occlusion"
+    assert chinese.result.methods[0] == "occlusion"
