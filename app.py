@@ -331,6 +331,7 @@ def main() -> None:
                     "pages/pretrained.py", title=tr("page_pretrained"), icon=":material/neurology:"
                 ),
                 st.Page("pages/lens.py", title=tr("page_lens"), icon=":material/biotech:"),
+                st.Page("pages/explain.py", title=tr("page_explain"), icon=":material/balance:"),
                 st.Page("pages/atlas.py", title=tr("page_atlas"), icon=":material/travel_explore:"),
                 st.Page(
                     "pages/minimal_pairs.py",
