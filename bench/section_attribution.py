@@ -9,8 +9,9 @@
 * each beside a reference measured in the same run, one plain forward pass of the same
   model on the same text, so the ratio says what the figure costs whatever the machine.
 
-Median of several runs; CPU seconds beside the wall clock; torch at its default threads
-(the issue's targets are for the 2-core machine).
+Median of several runs; CPU seconds beside the wall clock; one torch thread, as the
+decode section: on a shared 2-core machine two threads wait on each other (the reader's
+integrated gradients at 64 tokens took ~10 × longer with two threads under load 5).
 """
 
 from __future__ import annotations
@@ -96,11 +97,14 @@ def _forward(subject: Any) -> Callable[[], Any]:
 
 
 def run(*, quick: bool = False) -> tuple[list[Table], dict]:
+    import torch
+
     from attention_core.attribution.run import attribute_subject
     from attention_core.attribution.side_by_side import compare
     from attention_core.attribution.subjects import subject_for
     from attention_core.attribution.views import attention_views
 
+    torch.set_num_threads(1)
     repeats = 2 if quick else 5
     table = Table(
         "Attribution beside attention (attention_core.attribution)",
@@ -156,7 +160,8 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
             "heads": len(agreed.table),
         }
     table.notes.append(
-        f"median of {repeats} runs; the forward pass is the median of {repeats * 2}; the "
+        f"one torch thread; median of {repeats} runs; the forward pass is the median of "
+        f"{repeats * 2}; the "
         "agreement table is one attribution's (the views, every head knocked out, the "
         "statistics with 999 permutations); the target of the agreement table is ≤ 1 s"
     )

@@ -35,6 +35,7 @@ __all__ = [
     "Agreement",
     "HeadRow",
     "agreement",
+    "head_agreement",
     "kendall_rows",
     "permutation_p",
     "spearman_rows",
@@ -165,6 +166,26 @@ def agreement(
     done += 1
     report()
     return compare(attributions, views, permutations=permutations, seed=seed)
+
+
+MIN_KEYS = 4  # fewer keys than this rank too coarsely to say anything: NaN
+
+
+def head_agreement(attribution: Attribution, attentions: np.ndarray) -> np.ndarray:
+    """(L, H) Spearman ρ of each head's raw attention row at `attribution`'s target with
+    the attribution's magnitude, over the keys the row reads (a causal row: up to its
+    position; an encoder: the mean of every row); NaN under MIN_KEYS keys. What the head
+    atlas keeps per sentence (attention_core.atlas.rows); the same ρ as `agreement`'s."""
+    L, H, n, _ = attentions.shape
+    if attribution.kind == "encoder":
+        keys, rows = np.arange(n), attentions.mean(axis=2)  # (L, H, n)
+    else:
+        p = attribution.position
+        keys, rows = np.arange(p + 1), attentions[:, :, p, : p + 1]  # (L, H, m)
+    if len(keys) < MIN_KEYS:
+        return np.full((L, H), np.nan)
+    y = np.abs(attribution.scores[keys])
+    return spearman_rows(rows.reshape(L * H, -1).astype(np.float64), y).reshape(L, H)
 
 
 def compare(
