@@ -243,11 +243,12 @@ def test_from_a_token_the_page_reads_every_row_again(atlas_env: Path) -> None:
 def test_an_index_of_another_format_is_named_with_the_fix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from attention_core.atlas.build import build
+    from attention_core.atlas.build import FORMAT, build
 
     build("untrained", None, tmp_path, texts=SENTENCES[:3])
     manifest = tmp_path / "untrained" / "manifest.json"
-    manifest.write_text(manifest.read_text().replace('"format": 2', '"format": 1'), "utf-8")
+    text = manifest.read_text()
+    manifest.write_text(text.replace(f'"format": {FORMAT}', '"format": 1'), "utf-8")
     monkeypatch.setenv("ATTENTION_STUDIO_ATLAS", str(tmp_path))
     at = teaching.open_page("atlas", {"lang": "en"}, {"atlas_model": "untrained"})
     assert not at.exception, at.exception
