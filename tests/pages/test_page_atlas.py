@@ -69,6 +69,14 @@ def test_the_head_map_draws_every_head_at_its_corpus_means(atlas_env: Path, lang
     assert_drawn_literally(spec)
 
 
+def test_the_map_is_coloured_by_each_heads_agreement_with_the_attribution(atlas_env: Path) -> None:
+    at = open_atlas("en", atlas_model="reader", atlas_color="agreement", atlas_x="agreement")
+    head_map = Atlas.open("reader", atlas_env).head_map("all")
+    points = chart(at, "atlas_map")["data"][0]
+    assert decode(points["x"]) == pytest.approx(head_map.values["agreement"], nan_ok=True)
+    assert np.isfinite(head_map.spread["agreement"]).any()
+
+
 @pytest.mark.parametrize("lang", ["en", "zh-TW"])
 def test_the_preset_finds_previous_token_heads_in_chinese(atlas_env: Path, lang: str) -> None:
     at = open_atlas(lang, atlas_model="untrained")
