@@ -56,7 +56,8 @@ if refused:
     st.stop()
 try:
     found = agreement_or_cancelled(settings.text, method or METHODS[0])
-except ValueError:
+except Exception:  # a refusal or a failure: a message, never a traceback (a rerun or a
+    # stop is a BaseException and passes)
     st.warning(tr("explain_failed"))
     st.stop()
 if found is None:
