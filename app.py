@@ -332,6 +332,7 @@ def main() -> None:
                 ),
                 st.Page("pages/write.py", title=tr("page_write"), icon=":material/edit_note:"),
                 st.Page("pages/lens.py", title=tr("page_lens"), icon=":material/biotech:"),
+                st.Page("pages/explain.py", title=tr("page_explain"), icon=":material/balance:"),
                 st.Page("pages/atlas.py", title=tr("page_atlas"), icon=":material/travel_explore:"),
                 st.Page(
                     "pages/minimal_pairs.py",

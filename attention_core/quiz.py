@@ -29,11 +29,13 @@ __all__ = [
     "TIE_TOLERANCE",
     "QuizRound",
     "QuizSource",
+    "TopTokenRound",
     "decisive_rows",
     "draw_round",
     "new_round",
     "pattern_heads",
     "row_scores",
+    "top_token_round",
 ]
 
 TIE_TOLERANCE = 1e-6  # weights this close to the row's maximum also count as the answer
@@ -215,3 +217,35 @@ def pattern_heads(attentions: np.ndarray) -> list[tuple[int, int]]:
         for head, found in enumerate(head_patterns(w[layer]))
         if found is not None and found[0] != "broad"
     ]
+
+
+@dataclass(frozen=True)
+class TopTokenRound:
+    """ "Attention's strongest key is `lure`; which token moved the prediction most?" (the
+    Is attention an explanation? page): `answers` are the tokens with the largest
+    attribution magnitude, ties within TIE_TOLERANCE of it included."""
+
+    answer: int  # the first token with the largest |attribution|
+    answers: tuple[int, ...]
+    lure: int  # the key the attention row weighs most
+    choices: int  # tokens to choose from: 1 / choices = chance
+
+    def is_correct(self, guess: int | None) -> bool:
+        return guess is not None and guess in self.answers
+
+    @property
+    def attention_was_right(self) -> bool:
+        """Whether guessing by attention alone would have been right."""
+        return self.lure in self.answers
+
+
+def top_token_round(scores: np.ndarray, attention: np.ndarray) -> TopTokenRound:
+    """The question from one target's attribution `scores` (m,) and an attention row (m,)
+    over the same tokens."""
+    magnitude = np.abs(np.asarray(scores, dtype=np.float64))
+    row = np.asarray(attention, dtype=np.float64)
+    if magnitude.ndim != 1 or magnitude.shape != row.shape or not magnitude.size:
+        raise ValueError("scores and attention need one value per token, the same tokens")
+    top = float(magnitude.max())
+    answers = tuple(int(i) for i in np.flatnonzero(magnitude >= top - TIE_TOLERANCE * max(1, top)))
+    return TopTokenRound(answers[0], answers, int(np.argmax(row)), int(magnitude.size))

@@ -273,6 +273,7 @@ def show_head(
             )
     numbers = tr("atlas_list_sep").join(
         f"{metric_label(m)} {head_map.values[m][i]:.3f}"
+        + (f" ± {head_map.spread[m][i]:.3f}" if np.isfinite(head_map.spread[m][i]) else "")
         for m in METRICS
         if not np.isnan(head_map.values[m][i])
     )

@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 CHUNK_SIZE = 128  # sentences per chunk: the most a killed build recomputes
-FORMAT = 2  # 2: pairs carry key_pos
+FORMAT = 3  # 2: pairs carry key_pos; 3: heads carry agreement
 TABLES = ("sentences", "heads", "pairs")
 Progress = Callable[[int, int, int], None]  # (sentences done, to do, tokens done)
 

@@ -63,6 +63,9 @@ class Reading:
     # a byte-level tokenizer's pieces as the characters they make (None: pieces are labels);
     # `tokens` then names each piece by its character, so the index reads and searches as text
     readable: ReadablePieces | None = None
+    # (L, H) each head's rank agreement with the attribution of the model's own next token
+    # (`attribution.side_by_side.head_agreement`); None where the model predicts no token
+    agreement: np.ndarray | None = None
 
     def head_weights(self, layer: int, head: int) -> tuple[list[str], np.ndarray]:
         """One head's weights as a reader sees them: (labels, (m, m)), a byte-level
@@ -171,9 +174,22 @@ class TrainedReader:
                     attentions,
                     cut,
                     [(t.start, t.end) for t in tokens],
+                    agreement=None if cut else self._agreement(text, attentions),
                 )
             )
         return out
+
+    def _agreement(self, text: str, attentions: np.ndarray) -> np.ndarray | None:
+        """(L, H) rank agreement of each head's last row with integrated gradients of the
+        reader's own next token (32 steps); None when the text gives nothing to predict from."""
+        from attention_core.attribution import attribute
+        from attention_core.attribution.side_by_side import head_agreement
+
+        try:
+            found = attribute(self.reader, text)
+        except ValueError:  # no unit the reader reads
+            return None
+        return head_agreement(found, attentions)
 
     def qk(self, text: str, layer: int, head: int) -> tuple[np.ndarray, np.ndarray, Reading]:
         from attention_core.reader.run import layer_trace

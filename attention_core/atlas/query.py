@@ -71,6 +71,8 @@ class HeadMap:
     layer: np.ndarray  # (P,) int
     head: np.ndarray  # (P,) int
     values: dict[str, np.ndarray]  # metric → (P,) float
+    # metric → (P,) the sentences' standard deviation around that mean (NaN under two)
+    spread: dict[str, np.ndarray]
     pattern: list[str]  # "" when no sentence shows a clear pattern
     pattern_share: np.ndarray  # (P,)
     sentences: int
@@ -171,10 +173,19 @@ class Atlas:
             names.append(best[0][0] if best else "")
             shares.append(best[0][1] / total if best and total else 0.0)
         sentences = self._one(f"SELECT count(*) FROM sentences WHERE true {where}", params)[0]
+        sds = ", ".join(f"stddev_samp({m})" for m in METRICS)
+        spread = self._rows(
+            f"SELECT {sds} FROM heads h JOIN sentences s USING (sentence) WHERE true {where} "
+            "GROUP BY layer, head ORDER BY layer, head",
+            params,
+        )
+        spreads = np.array([[np.nan if v is None else v for v in r] for r in spread], dtype=float)
+        spreads = spreads.reshape(len(table), len(METRICS))
         return HeadMap(
             layer=table[:, 0].astype(int),
             head=table[:, 1].astype(int),
             values={m: table[:, 2 + i] for i, m in enumerate(METRICS)},
+            spread={m: spreads[:, i] for i, m in enumerate(METRICS)},
             pattern=names,
             pattern_share=np.array(shares),
             sentences=int(sentences),

@@ -13,6 +13,10 @@ weights, so a head's row here is what the app shows on the fly for that sentence
     induction               causal models only: `train.induction.detector_scores` (Olsson
                             et al. 2022) with equal token ids as "the same token"; NULL when
                             no token repeats or the model is not causal
+    agreement               the reader only: Spearman ρ of the head's last row with the
+                            integrated-gradients attribution of the reader's own next token
+                            (`attribution.side_by_side.head_agreement`; Jain & Wallace
+                            2019); NULL elsewhere, for a cut text or under four keys
 
 Pairs: for each head, the PAIRS strongest weights whose key is not a special token
 ([CLS], [SEP], [BOS] take most of many heads' mass and say nothing about the sentence),
@@ -43,6 +47,7 @@ METRICS = (
     "distance",
     "same_word",
     "induction",
+    "agreement",
 )
 PAIRS = 2
 
@@ -137,6 +142,9 @@ def sentence_rows(
                     "same_word": _number(words[h].observed) if words else None,
                     "same_word_shuffled": _number(words[h].shuffled) if words else None,
                     "induction": _number(induction[h]),
+                    "agreement": None
+                    if reading.agreement is None
+                    else _number(reading.agreement[layer, h]),
                     "pattern": patterns[h][0] if patterns[h] else "",
                 }
             )

@@ -11,6 +11,7 @@
     neuron_view(model, text, layer, head, query, tokenizer=…)   one weight taken apart
     long_view(model, long_text, layer, tokenizer=…, window=…)   4 096 tokens: pooled or exact
     decode_view(model, prompt, steps=…, tokenizer=…)   a decoder writing, a slider per step
+    attribution_view(model, text, target=…, tokenizer=…)   attention beside attribution
 
 `attention` is transformers' tuple of (B, H, n, n) tensors or an (L, H, n, n) array. Each
 view displays itself in Jupyter, JupyterLab, VS Code and Colab with every script inline
@@ -21,6 +22,7 @@ attention, NaN, a shape that does not match the tokens) raises `NotebookInputErr
 
 from __future__ import annotations
 
+from attention_core.notebook.attribution import AttributionView, attribution_view
 from attention_core.notebook.decode import DecodeView, decode_view
 from attention_core.notebook.html import View
 from attention_core.notebook.inputs import Attention, NotebookInputError, as_attention
@@ -30,12 +32,14 @@ from attention_core.notebook.views import head_view, heads_grid, model_view
 
 __all__ = [
     "Attention",
+    "AttributionView",
     "DecodeView",
     "LongViewRefused",
     "NeuronViewRefused",
     "NotebookInputError",
     "View",
     "as_attention",
+    "attribution_view",
     "decode_view",
     "head_view",
     "heads_grid",

@@ -103,18 +103,27 @@ class ReaderLM(nn.Module):
         elif isinstance(module, nn.Embedding):
             nn.init.normal_(module.weight, std=0.02)
 
+    def get_input_embeddings(self) -> nn.Embedding:
+        """The token embedding (V, C), under transformers' name: what attribution reads."""
+        return self.token_embedding
+
     def hidden(self, ids: Tensor) -> tuple[Tensor, list[Tensor]]:
         """The final hidden states (B, n, C) after ln_f, and each layer's weights."""
         if ids.dim() != 2:
             raise ValueError(f"ids must have shape (batch, n), got {tuple(ids.shape)}")
-        n = ids.shape[1]  # (B, n)
+        return self.hidden_from_embeddings(self.token_embedding(ids))  # (B, n, C) in
+
+    def hidden_from_embeddings(self, embeds: Tensor) -> tuple[Tensor, list[Tensor]]:
+        """`hidden` from the token embeddings (B, n, C) instead of ids (the position
+        embeddings are added here, as transformers' `inputs_embeds` are)."""
+        n = embeds.shape[1]
         if n > self.config.context:
             raise ValueError(
                 f"{n} units are more than the model's context of {self.config.context}"
             )
-        positions = torch.arange(n, device=ids.device)
-        x = self.token_embedding(ids) + self.position_embedding(positions)  # (B, n, C)
-        mask = causal_mask(n).to(ids.device)  # (n, n), broadcast to every batch and head
+        positions = torch.arange(n, device=embeds.device)
+        x = embeds + self.position_embedding(positions)  # (B, n, C)
+        mask = causal_mask(n).to(embeds.device)  # (n, n), broadcast to every batch and head
         weights = []
         for block in self.blocks:
             x, w = block(x, mask)

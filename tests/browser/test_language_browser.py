@@ -42,6 +42,7 @@ PAGES = [
     "pretrained",
     "write",
     "lens",
+    "explain",
     "atlas",
     "minimal_pairs",
     "attention_file",
@@ -64,6 +65,7 @@ PAINTS = {
     "glossary": ('[data-testid="stTable"]', 0),
     "pretrained": (".studio-chart", 1),
     "write": (".studio-chart", 5),
+    "explain": (".studio-chart", 3),
     "attention_file": ('[data-testid="stFileUploader"]', 0),
 }
 # The user's own text is always allowed: the walk types a Chinese sentence, so a leak of

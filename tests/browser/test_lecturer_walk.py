@@ -168,6 +168,11 @@ def write_page(walk: Walk) -> None:
     walk.step("branch off on the second choice", branch.click, shot="write-branch")
 
 
+def explain_page(walk: Walk) -> None:
+    occlusion = walk.segment("explain_method", walk.tr("explain_method_occlusion"))
+    walk.step("attribution by occlusion", occlusion.click, shot="explain")
+
+
 def lens_page(walk: Walk) -> None:
     rollout = walk.segment("lens_kind_label", walk.tr("lens_kind_rollout"))
     walk.step("attention rollout", rollout.click, shot="lens-rollout")
@@ -248,6 +253,7 @@ PAGE_STEPS: dict[str, Callable[[Walk], None]] = {
     "pretrained": pretrained_page,
     "write": write_page,
     "lens": lens_page,
+    "explain": explain_page,
     "minimal_pairs": minimal_pairs_page,
     "classroom": classroom_page,
     "attention_file": attention_file_page,

@@ -69,6 +69,14 @@ def test_the_head_map_draws_every_head_at_its_corpus_means(atlas_env: Path, lang
     assert_drawn_literally(spec)
 
 
+def test_the_map_is_coloured_by_each_heads_agreement_with_the_attribution(atlas_env: Path) -> None:
+    at = open_atlas("en", atlas_model="reader", atlas_color="agreement", atlas_x="agreement")
+    head_map = Atlas.open("reader", atlas_env).head_map("all")
+    points = chart(at, "atlas_map")["data"][0]
+    assert decode(points["x"]) == pytest.approx(head_map.values["agreement"], nan_ok=True)
+    assert np.isfinite(head_map.spread["agreement"]).any()
+
+
 @pytest.mark.parametrize("lang", ["en", "zh-TW"])
 def test_the_preset_finds_previous_token_heads_in_chinese(atlas_env: Path, lang: str) -> None:
     at = open_atlas(lang, atlas_model="untrained")
@@ -243,11 +251,12 @@ def test_from_a_token_the_page_reads_every_row_again(atlas_env: Path) -> None:
 def test_an_index_of_another_format_is_named_with_the_fix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from attention_core.atlas.build import build
+    from attention_core.atlas.build import FORMAT, build
 
     build("untrained", None, tmp_path, texts=SENTENCES[:3])
     manifest = tmp_path / "untrained" / "manifest.json"
-    manifest.write_text(manifest.read_text().replace('"format": 2', '"format": 1'), "utf-8")
+    text = manifest.read_text()
+    manifest.write_text(text.replace(f'"format": {FORMAT}', '"format": 1'), "utf-8")
     monkeypatch.setenv("ATTENTION_STUDIO_ATLAS", str(tmp_path))
     at = teaching.open_page("atlas", {"lang": "en"}, {"atlas_model": "untrained"})
     assert not at.exception, at.exception

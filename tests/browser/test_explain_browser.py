@@ -1,0 +1,46 @@
+"""The "Is attention an explanation?" page in real headless Chromium: the two rows of
+tokens painted with the sentence's characters written in them (literally: a typed "<b>"
+stays text), the worked heads and the table drawn, another method picked, the quiz
+answered, then the same page in 中文. Screenshots: tests/artifacts/explain-*.png."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page
+
+from .checks import assert_no_exception, collect_page_errors, screenshot
+from .waits import expect_rerun, open_page, plotly_traces, wait_for_charts
+from .widgets import main_area, set_language
+
+pytestmark = pytest.mark.browser
+
+SENTENCE = "中和有一個永和路<b>"
+
+
+def test_explain_walk_rows_cases_method_quiz_and_language(app_server: str, page: Page) -> None:
+    errors = collect_page_errors(page)
+    open_page(page, app_server, "explain", params={"text": SENTENCE})
+    assert wait_for_charts(page) == 3  # the two rows, the head that agrees, the one that does not
+    (rows,) = plotly_traces(page, 0)
+    assert rows["z_shape"] == (2, 12)  # [BOS], 8 characters, "<", "b", ">"
+    drawn = page.locator(".studio-chart").first.inner_text()
+    assert "永" in drawn and "<" in drawn  # the sign drawn as typed, not read as markup
+    assert page.locator(".studio-chart b").count() == 0
+    area = main_area(page)
+    assert area.get_by_text("Jain & Wallace (2019)", exact=False).count() == 1
+    assert page.locator('[data-testid="stDataFrame"]').count() == 1
+    screenshot(page, "explain-en")
+
+    with expect_rerun(page):
+        area.get_by_text("occlusion (a token taken out)", exact=True).click()
+    wait_for_charts(page)
+    with expect_rerun(page):
+        area.get_by_role("button", name="Check").click()
+    assert area.get_by_text("moved it most", exact=False).count() == 1
+
+    set_language(page, "zh-TW")
+    wait_for_charts(page)
+    assert area.get_by_text("注意力是解釋嗎？", exact=False).count() >= 1
+    screenshot(page, "explain-zh-TW")
+    assert_no_exception(page)
+    assert not errors, errors
