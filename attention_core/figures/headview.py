@@ -5,10 +5,12 @@ components-v2 element, `attention_core.notebook.head_view` inlines it into a not
 output or a standalone HTML file (no CDN, no module loader). `renderHeadView(component)`
 takes `{data: {spec: JSON}, parentElement}`, the shape Streamlit hands a component; the
 spec is `figures.lens.head_view_data` plus `filename` and `text: {svg, hint, note,
-open_cap}`. Weights travel sparse (`sparse_weights`: only those >= MIN_WEIGHT, as
-integers), which at 512 tokens × 12 heads is what keeps the view from sending 3 million
-numbers; the spec says how many were left out, and `every_weight` sends them all (dense)
-up to EVERY_WEIGHT_MAX weights.
+open_cap}`, and from a notebook widget its state: `on_heads` (the heads on), `pinned`
+(the query pinned, or null) and `line_scale` (absolute, relative, contrast), with
+`component.on` callbacks back. Weights travel sparse (`sparse_weights`: only those >=
+MIN_WEIGHT, as integers), which at 512 tokens × 12 heads is what keeps the view from
+sending 3 million numbers; the spec says how many were left out, and `every_weight` sends
+them all (dense) up to EVERY_WEIGHT_MAX weights.
 
 Queries on the left, keys on the right (an encoder-decoder's cross-attention: decoder
 tokens on the left, encoder tokens on the right, `spec.key_tokens`). At open every line
@@ -147,7 +149,10 @@ function denseWeights(sparse, n, H, scale, keep, k) {
 }
 
 function renderHeadView(component) {
+  // `on` (a notebook widget's): select(index | null) when a query is pinned or unpinned,
+  // hover(index | null) over a query, heads(active) when a head is switched
   const { data, parentElement } = component;
+  const on = component.on || {};
   // a JSON string from Streamlit; an object from a notebook's own controls (no re-parse)
   const spec = typeof data.spec === "string" ? JSON.parse(data.spec) : data.spec;
   let root = parentElement.querySelector(":scope > .studio-headview");
@@ -166,7 +171,20 @@ function renderHeadView(component) {
   const active = sameShape ? root.__active
                            : spec.heads.map((_, h) => !spec.active || spec.active[h]);
   let pinned = sameShape ? root.__pinned : null;  // {side: "q" | "k", index}
-  root.__shape = shape; root.__active = active;
+  // the caller's state, where it keeps one (a widget's `heads` and `selected`)
+  if (spec.on_heads) active.forEach((_, h) => { active[h] = spec.on_heads.includes(h); });
+  if (spec.pinned !== undefined) {
+    pinned = spec.pinned === null ? null : { side: "q", index: spec.pinned };
+  }
+  // line opacity: the weight (absolute), against the row's even share (relative, 1 at
+  // twice the share), or against the layer's largest weight (contrast)
+  let top = 0;
+  if (spec.line_scale === "contrast") {
+    for (const head of weights) for (const row of head) for (const w of row) top = Math.max(top, w);
+  }
+  const opacity = (w) => spec.line_scale === "relative" ? Math.min(1, w * k / 2)
+    : spec.line_scale === "contrast" && top > 0 ? w / top : Math.min(1, w);
+  root.__shape = shape; root.__active = active; root.__pinned = pinned;
   root.replaceChildren();
 
   const heads = document.createElement("div");
@@ -180,6 +198,7 @@ function renderHeadView(component) {
     b.onclick = () => {
       active[h] = !active[h];
       b.classList.toggle("off", !active[h]);
+      if (on.heads) on.heads(active.slice());
       draw(pinned);
     };
     heads.appendChild(b);
@@ -199,12 +218,19 @@ function renderHeadView(component) {
         "text-anchor": side === "q" ? "end" : "start", class: `hv-${side}`, "data-index": i,
       });
       t.textContent = token;
-      t.addEventListener("mouseenter", () => draw({ side, index: i }));
-      t.addEventListener("mouseleave", () => draw(pinned));
+      t.addEventListener("mouseenter", () => {
+        draw({ side, index: i });
+        if (on.hover && side === "q") on.hover(i);
+      });
+      t.addEventListener("mouseleave", () => {
+        draw(pinned);
+        if (on.hover && side === "q") on.hover(null);
+      });
       t.addEventListener("click", () => {
         pinned = pinned && pinned.side === side && pinned.index === i ? null : { side, index: i };
         root.__pinned = pinned;
         draw(pinned);
+        if (on.select) on.select(pinned && pinned.side === "q" ? pinned.index : null);
       });
       labels[side].push(t);
       svg.appendChild(t);
@@ -242,7 +268,7 @@ function renderHeadView(component) {
   function line(h, i, j, w) {
     lines.appendChild(svgNode("line", {
       x1: LEFT_X, y1: i * ROW + ROW / 2, x2: RIGHT_X, y2: j * ROW + ROW / 2,
-      stroke: spec.heads[h].color, "stroke-width": 2.5, "stroke-opacity": Math.min(1, w),
+      stroke: spec.heads[h].color, "stroke-width": 2.5, "stroke-opacity": opacity(w),
       "data-head": h, "data-query": i, "data-key": j, "data-weight": w,
     }));
   }

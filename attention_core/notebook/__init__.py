@@ -13,6 +13,11 @@
     decode_view(model, prompt, steps=…, tokenizer=…)   a decoder writing, a slider per step
     attribution_view(model, text, target=…, tokenizer=…)   attention beside attribution
 
+In a live kernel the views are anywidget widgets sharing `layer`, `heads`, `selected`,
+`hovered` and `scale` with Python (`widget=`; attention_core.notebook.widget). A
+TransformerLens `ActivationCache` is taken as `attention` (`head_view(cache, tokens)`);
+`attention_core.notebook.circuitsvis` has CircuitsVis's attention calls.
+
 `attention` is transformers' tuple of (B, H, n, n) tensors or an (L, H, n, n) array. Each
 view displays itself in Jupyter, JupyterLab, VS Code and Colab with every script inline
 (nothing from a CDN: it works offline) and saves as standalone HTML (`save_html`).

@@ -3,7 +3,10 @@
 `attention` is transformers' `outputs.attentions` (a tuple of L tensors (B, H, n, n), from
 a model run with `output_attentions=True` and eager attention), an (L, H, n, n) or
 (H, n, n) array or tensor, or a list of (H, n, n) layers. `tokens` are the n token strings
-(`tokenizer.convert_ids_to_tokens(ids)`).
+(`tokenizer.convert_ids_to_tokens(ids)`). A TransformerLens `ActivationCache` (from
+`model.run_with_cache(tokens)`, TransformerLens 2 to 4) is read as CircuitsVis users read it,
+`cache["pattern", l]` (B, H, n, n) for every layer it holds, with `model.to_str_tokens(text)`
+as the tokens.
 
 With `prettify_tokens` (BertViz's default) the tokens read as text
 (`pooling.readable_tokens`): "Ġ" and "▁" are spaces, and the byte pieces a byte-level BPE
@@ -21,6 +24,7 @@ B batch.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +34,7 @@ import numpy as np
 from attention_core.limits import ROW_SUM_TOLERANCE
 from attention_core.pooling import readable_tokens
 
-__all__ = ["Attention", "NotebookInputError", "as_attention", "prettify"]
+__all__ = ["Attention", "NotebookInputError", "as_attention", "cache_patterns", "prettify"]
 
 _EAGER = (
     "run the model with output_attentions=True and eager attention "
@@ -65,6 +69,30 @@ class Attention:
     def keys(self) -> list[str]:
         """The keys' tokens: `key_tokens` in cross-attention, else `tokens`."""
         return self.tokens if self.key_tokens is None else self.key_tokens
+
+
+_PATTERN = re.compile(r"^blocks\.(\d+)\.attn\.hook_pattern$")  # TransformerLens's hook name
+
+
+def _is_cache(value: Any) -> bool:
+    """A TransformerLens ActivationCache (by its shape: no import of transformer_lens)."""
+    return type(value).__name__ == "ActivationCache" and hasattr(value, "keys")
+
+
+def cache_patterns(cache: Any) -> tuple[list[int], list[Any]]:
+    """(the layers, their patterns): `cache["pattern", l]` (B, H, n, n) or (H, n, n) for
+    every layer l whose attention pattern the cache holds, in order. Raises
+    NotebookInputError when it holds none (its hooks were filtered out or not run)."""
+    found = (_PATTERN.match(str(name)) for name in cache.keys())
+    layers = sorted(int(match.group(1)) for match in found if match)
+    if not layers:
+        raise NotebookInputError(
+            "this ActivationCache holds no attention patterns (blocks.<l>.attn.hook_pattern): "
+            "run the model with `logits, cache = model.run_with_cache(tokens)` and no "
+            "names_filter that leaves out hook_pattern",
+            code="empty",
+        )
+    return layers, [cache["pattern", layer] for layer in layers]
 
 
 def _array(value: Any) -> np.ndarray:
@@ -159,9 +187,14 @@ def as_attention(
 
     `key_tokens`: cross-attention (L tensors (B, H, n, k)), whose n queries are `tokens`
     (the decoder's) and k keys `key_tokens` (the encoder's)."""
+    model_layers = None  # the model's own index of each layer (a cache may hold a few)
+    if _is_cache(attention):
+        model_layers, attention = cache_patterns(attention)
+        if include_layers is not None:
+            include_layers = [_cache_layer(model_layers, layer) for layer in include_layers]
     weights = _stack(attention, batch, square=key_tokens is None)  # (L, H, n, k)
     L, _, n, k = weights.shape
-    labels = _token_list(tokens, n)
+    labels = _token_list(tokens, n, cache=model_layers is not None)
     keys = None if key_tokens is None else _token_list(key_tokens, k)
     if n == 0 or k == 0:
         raise NotebookInputError("there are no tokens to show", code="no_tokens")
@@ -180,8 +213,9 @@ def as_attention(
             low=float(sums.min()),
             high=float(sums.max()),
         )
-    layers = _pick(L, include_layers, "layers")
-    kept = np.ascontiguousarray(weights[layers])  # (L', H, n, k)
+    picked = _pick(L, include_layers, "layers")
+    kept = np.ascontiguousarray(weights[picked])  # (L', H, n, k)
+    layers = picked if model_layers is None else [model_layers[i] for i in picked]
     if not prettify_tokens:
         return Attention(kept, labels, layers, keys)
     # the text the pieces make: a character cut into byte pieces is one label, its pieces'
@@ -199,17 +233,40 @@ def as_attention(
     )
 
 
-def _token_list(tokens: Sequence[str], n: int) -> list[str]:
+def _cache_layer(model_layers: list[int], layer: int) -> int:
+    """A model's layer index as its position among the layers a cache holds."""
+    if int(layer) not in model_layers:
+        raise NotebookInputError(
+            f"include_layers: the cache holds the patterns of layers {model_layers}, not {layer}"
+        )
+    return model_layers.index(int(layer))
+
+
+def _token_list(tokens: Sequence[str], n: int, *, cache: bool = False) -> list[str]:
     """`tokens` as n strings, or a NotebookInputError that says which tokens to pass."""
     if isinstance(tokens, str):
         raise NotebookInputError("tokens must be a list of token strings, not one string")
     if tokens is None:
         raise NotebookInputError("tokens are missing: pass the tokens of the attention's input")
+    ids = hasattr(tokens, "detach") or getattr(getattr(tokens, "dtype", None), "kind", "") in (
+        "i",
+        "u",
+    )
+    if ids:  # a tensor or an integer array: ids, not their text
+        raise NotebookInputError(
+            "tokens must be the token strings, not ids: pass model.to_str_tokens(text) "
+            "(TransformerLens) or tokenizer.convert_ids_to_tokens(ids)"
+        )
     labels = [str(t) for t in tokens]
+    source = (
+        "model.to_str_tokens(tokens) of the tokens the cache was run on, by the same model"
+        if cache
+        else "tokenizer.convert_ids_to_tokens(inputs['input_ids'][0])"
+    )
     if len(labels) != n:
         raise NotebookInputError(
             f"{len(labels)} tokens for attention over {n} positions: pass the tokens of "
-            "the same input (tokenizer.convert_ids_to_tokens(inputs['input_ids'][0]))",
+            f"the same input ({source})",
             code="token_count",
             tokens=len(labels),
             n=n,

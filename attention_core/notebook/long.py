@@ -20,11 +20,13 @@ Shape legend: H heads, n tokens, c cells a side.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import numbers
 from typing import Any
 
 import numpy as np
+import plotly.graph_objects as go
 
 from attention_core.figures.heads import head_grid, plot_heads
 from attention_core.i18n import DEFAULT_LANG, t
@@ -32,6 +34,8 @@ from attention_core.limits import MAX_LONG_TOKENS, MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.notebook.html import View, figure_body
 from attention_core.notebook.inputs import NotebookInputError
 from attention_core.notebook.neuron import as_loaded_model
+from attention_core.notebook.sources import figure_source
+from attention_core.notebook.widget import make_widget, use_widget
 
 __all__ = ["LongViewRefused", "long_view"]
 
@@ -52,14 +56,17 @@ def long_view(
     cells: int = CELLS,
     max_tokens: int = MAX_LONG_TOKENS,
     lang: str = DEFAULT_LANG,
-) -> View:
+    widget: bool | None = None,
+) -> Any:
     """Layer `layer`'s heads over `text`'s first tokens (up to the model's context and
     `max_tokens`): pooled to at most `cells` a side, or the exact weights of tokens
     window[0]..window[1] − 1 (rows and keys, at most MAX_TOKENS of them).
 
     `model`: a LoadedModel or a transformers model with its `tokenizer`. Raises
     LongViewRefused where the maps cannot be the model's own, NotebookInputError on bad
-    arguments."""
+    arguments. As a widget (`widget`, attention_core.notebook.widget) its `layer` redraws
+    the map of another layer from the same run; `selected` is a row shown (pooled: a
+    block of tokens)."""
     from attention_core.long.pretrained import LongRefused, run_model_long
 
     if not isinstance(cells, int) or not 8 <= cells <= MAX_TOKENS:
@@ -72,39 +79,60 @@ def long_view(
         raise NotebookInputError(str(error)) from None
     if not 0 <= layer < len(run.maps):
         raise NotebookInputError(f"layer must be in 0..{len(run.maps) - 1}, got {layer}")
-    amap, n = run.maps[layer], run.n
-    if window is None:
-        tiles = [amap.overview(h, size=cells, reduce="mass") for h in range(amap.num_heads)]
-        weights = np.stack([tile.values for tile in tiles])  # (H, c, c), rows summing to 1
-        edges = tiles[0].row_edges  # (c + 1,)
-        labels = [_span(run.tokens, int(a), int(b)) for a, b in itertools.pairwise(edges)]
-        title = t("nb_long_pooled", lang, layer=layer, n=n, block=tiles[0].block)
-    else:
-        a, b = _window(window, n)
-        weights = np.stack(
-            [amap.exact(h, slice(a, b), slice(a, b)) for h in range(amap.num_heads)]
-        )  # (H, b − a, b − a): the rows' weights on the window's keys (not all of theirs)
-        labels = [f"{i}:{run.tokens[i]}" for i in range(a, b)]
-        title = t("nb_long_window", lang, layer=layer, n=n, a=a, b=b - 1)
-    if run.cut_by is not None:  # a second line: the title is catalog text and numbers only
-        count = (
-            t("long_count_chars", lang, chars=MAX_TEXT_CHARS, total=run.total_tokens)
-            if run.text_cut
-            else t("long_count", lang, total=run.total_tokens)
+    span = None if window is None else _window(window, run.n)
+
+    @functools.lru_cache(maxsize=4)  # the static view and the widget's first draw share one
+    def figure_for(model_layer: int, _scale: str = "absolute") -> go.Figure:
+        amap, n = run.maps[model_layer], run.n
+        if window is None:
+            tiles = [amap.overview(h, size=cells, reduce="mass") for h in range(amap.num_heads)]
+            weights = np.stack([tile.values for tile in tiles])  # (H, c, c), rows summing to 1
+            edges = tiles[0].row_edges  # (c + 1,)
+            labels = [_span(run.tokens, int(a), int(b)) for a, b in itertools.pairwise(edges)]
+            title = t("nb_long_pooled", lang, layer=model_layer, n=n, block=tiles[0].block)
+        else:
+            a, b = span
+            weights = np.stack(
+                [amap.exact(h, slice(a, b), slice(a, b)) for h in range(amap.num_heads)]
+            )  # (H, b − a, b − a): the rows' weights on the window's keys (not all of theirs)
+            labels = [f"{i}:{run.tokens[i]}" for i in range(a, b)]
+            title = t("nb_long_window", lang, layer=model_layer, n=n, a=a, b=b - 1)
+        if run.cut_by is not None:  # a second line: the title is catalog text and numbers only
+            count = (
+                t("long_count_chars", lang, chars=MAX_TEXT_CHARS, total=run.total_tokens)
+                if run.text_cut
+                else t("long_count", lang, total=run.total_tokens)
+            )
+            title += "<br>" + t(f"nb_long_cut_{run.cut_by}", lang, count=count, limit=run.limit)
+        grid = head_grid(weights, labels, head_title=t("head_title", lang, i="{i}"))
+        # 0 → the largest value shown: pooled shares are ~block / n, far below 1
+        top = max(float(weights.max()), 1e-9)
+        bar = t("nb_weight" if window is not None else "nb_long_share", lang)
+        figure = plot_heads(grid, zmax=top, colorbar_title=bar)
+        top = figure.layout.margin.t or 0
+        figure.update_layout(
+            title={"text": title, "font": {"size": 13}, "y": 1, "yanchor": "top", "pad": {"t": 12}},
+            margin={"t": top + 56},
+            height=(figure.layout.height or 600) + 56,
         )
-        title += "<br>" + t(f"nb_long_cut_{run.cut_by}", lang, count=count, limit=run.limit)
-    grid = head_grid(weights, labels, head_title=t("head_title", lang, i="{i}"))
-    # 0 → the largest value shown: pooled shares are ~block / n, far below 1
-    top = max(float(weights.max()), 1e-9)
-    bar = t("nb_weight" if window is not None else "nb_long_share", lang)
-    figure = plot_heads(grid, zmax=top, colorbar_title=bar)
-    top = figure.layout.margin.t or 0
-    figure.update_layout(
-        title={"text": title, "font": {"size": 13}, "y": 1, "yanchor": "top", "pad": {"t": 12}},
-        margin={"t": top + 56},
-        height=(figure.layout.height or 600) + 56,
+        return figure
+
+    def static() -> View:
+        figure = figure_for(layer)
+        return View(figure_body(figure), title=t("nb_long", lang), figure=figure)
+
+    if not use_widget(widget):
+        return static()
+    source = figure_source(
+        figure_for,
+        layers=list(range(len(run.maps))),
+        heads=run.maps[layer].num_heads,
+        queries=len(figure_for(layer).data[0].y),  # the rows shown (pooled: blocks)
+        layer=layer,
+        lang=lang,
+        static=static,
     )
-    return View(figure_body(figure), title=t("nb_long", lang), figure=figure)
+    return make_widget(source)
 
 
 def _span(tokens: list[str], a: int, b: int) -> str:

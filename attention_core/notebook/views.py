@@ -4,7 +4,10 @@
     head_view(outputs.attentions, tokens)
 
 Each returns a `View` (attention_core.notebook.html) that displays itself as the cell's
-result and saves as standalone HTML; nothing is fetched from a CDN. The head view is the
+result and saves as standalone HTML; nothing is fetched from a CDN. In a live kernel
+(`widget=None`) or with `widget=True` each returns a widget instead
+(attention_core.notebook.widget): `layer`, `heads`, `selected`, `hovered`, `scale` shared
+with Python, the static view still inside it. The head view is the
 app's own renderer (`figures.headview`), the grids are the app's own figures.
 
 Shape legend: L layers, H heads, n tokens (queries), k keys (n but in cross-attention).
@@ -25,6 +28,8 @@ from attention_core.i18n import DEFAULT_LANG, t
 from attention_core.notebook.html import View, figure_body
 from attention_core.notebook.inputs import Attention, NotebookInputError, as_attention
 from attention_core.notebook.sections import head_view_body, sections
+from attention_core.notebook.sources import figure_source, head_source
+from attention_core.notebook.widget import make_widget, use_widget
 
 __all__ = ["head_view", "heads_grid", "model_view"]
 
@@ -47,7 +52,8 @@ def head_view(
     batch: int = 0,
     lang: str = DEFAULT_LANG,
     every_weight: bool | None = None,
-) -> View:
+    widget: bool | None = None,
+) -> Any:
     """BertViz's head view of `attention` (transformers' tuple of (B, H, n, n), or an
     (L, H, n, n) array) over `tokens`: one layer at a time (a menu picks it), queries on
     the left, keys on the right, every line drawn at open; hover or click a token for its
@@ -66,7 +72,8 @@ def head_view(
     weights a page) or only those >= MIN_WEIGHT, the page saying how many lines are left
     out; default every weight up to `sections.EVERY_WEIGHT_AUTO`.
     `html_action` is accepted for BertViz's calls: "view" and "return" both return the
-    View (its `.data` is the HTML)."""
+    View (its `.data` is the HTML). `widget`: see the module's docstring; a widget sends
+    every weight of the layer shown (float32), one layer at a time."""
     _action(html_action)
     parts = sections(
         attention,
@@ -80,15 +87,35 @@ def head_view(
         batch=batch,
         prettify_tokens=prettify_tokens,
     )
-    body = head_view_body(
-        parts,
-        layer=layer,
-        heads=heads,
-        sentence_b_start=sentence_b_start,
-        every_weight=every_weight,
-        lang=lang,
+
+    def static() -> View:
+        body = head_view_body(
+            parts,
+            layer=layer,
+            heads=heads,
+            sentence_b_start=sentence_b_start,
+            every_weight=every_weight,
+            lang=lang,
+        )
+        return View(body, title=t("lens_view_head", lang))
+
+    if not _widget(widget, list(parts) == ["all"] and sentence_b_start is None):
+        return static()
+    return make_widget(
+        head_source(parts["all"], layer=layer, heads=heads, lang=lang, static=static)
     )
-    return View(body, title=t("lens_view_head", lang))
+
+
+def _widget(widget: bool | None, plain: bool) -> bool:
+    """Whether to return a widget (`use_widget`); an encoder-decoder's or a sentence
+    pair's view is static (its menus are the static page's)."""
+    if not use_widget(widget):
+        return False
+    if not plain and widget:
+        raise NotebookInputError(
+            "an encoder-decoder's or a sentence pair's view is static HTML: pass widget=False"
+        )
+    return plain
 
 
 def _action(html_action: str) -> None:
@@ -119,7 +146,8 @@ def model_view(
     *,
     batch: int = 0,
     lang: str = DEFAULT_LANG,
-) -> View:
+    widget: bool | None = None,
+) -> Any:
     """BertViz's model view: every (included) layer × head at once, here as one tiled
     heatmap (the app's Lens page picture), token labels on hover. An encoder-decoder
     (`encoder_attention`, `decoder_attention`, `cross_attention` with `encoder_tokens`
@@ -142,10 +170,27 @@ def model_view(
         batch=batch,
         prettify_tokens=prettify_tokens,
     )
+    if list(parts) == ["all"]:
+        att = parts["all"]
+
+        def static() -> View:
+            figure = _tiles(att, include_heads, lang)
+            return View(figure_body(figure), title=t("nb_model_view", lang), figure=figure)
+
+        if not _widget(widget, True):
+            return static()
+        source = figure_source(
+            lambda _layer, scale: _tiles(att, include_heads, lang, scale=scale),
+            layers=att.layers,
+            heads=att.weights.shape[1],
+            queries=len(att.tokens),
+            layer=None,
+            lang=lang,
+            static=static,
+        )
+        return make_widget(source)
+    _widget(widget, False)
     figures = {kind: _tiles(part, include_heads, lang) for kind, part in parts.items()}
-    if list(figures) == ["all"]:
-        figure = figures["all"]
-        return View(figure_body(figure), title=t("nb_model_view", lang), figure=figure)
     body = "".join(
         f'<h4 class="studio-nb-section">{html.escape(t(f"nb_kind_{kind}", lang))}</h4>'
         + figure_body(figure, bundle=i == 0)
@@ -154,7 +199,9 @@ def model_view(
     return View(body, title=t("nb_model_view", lang), figures=figures)
 
 
-def _tiles(att: Attention, include_heads: Sequence[int] | None, lang: str) -> go.Figure:
+def _tiles(
+    att: Attention, include_heads: Sequence[int] | None, lang: str, *, scale: str = "absolute"
+) -> go.Figure:
     """One attention's layers × heads as the app's tiled heatmap."""
     H = att.weights.shape[1]
     chosen = list(range(H)) if include_heads is None else [int(h) for h in include_heads]
@@ -169,7 +216,7 @@ def _tiles(att: Attention, include_heads: Sequence[int] | None, lang: str) -> go
         head_ids=chosen,
         key_labels=None if att.key_tokens is None else _labels(att.key_tokens),
     )
-    return plot_model_view(tiles, colorbar_title=t("nb_weight", lang))
+    return plot_model_view(tiles, scale=scale, colorbar_title=t("nb_weight", lang))
 
 
 def heads_grid(
@@ -182,21 +229,42 @@ def heads_grid(
     prettify_tokens: bool = True,
     batch: int = 0,
     lang: str = DEFAULT_LANG,
-) -> View:
+    widget: bool | None = None,
+) -> Any:
     """One layer's heads side by side, the app's heads grid (one heatmap per head, square
-    cells, numbers in the cells of short sentences); `mean` adds their mean."""
+    cells, numbers in the cells of short sentences); `mean` adds their mean. As a widget
+    (`widget`) its `layer` and `scale` redraw the grid, a click on a row sets `selected`."""
     att = as_attention(attention, tokens, batch=batch, prettify_tokens=prettify_tokens)
     if layer not in att.layers:
         raise NotebookInputError(f"layer must be in 0..{len(att.layers) - 1}, got {layer}")
     H = att.weights.shape[1]
     if heads is not None and any(not 0 <= int(h) < H for h in heads):
         raise NotebookInputError(f"heads must be in 0..{H - 1}, got {list(heads)}")
-    grid = head_grid(
-        att.weights[att.layers.index(layer)],  # (H, n, n)
-        _labels(att.tokens),
-        head_title=t("head_title", lang, i="{i}"),
-        mean_title=t("mean_title", lang) if mean else None,
-        heads=None if heads is None else [int(h) for h in heads],
+
+    def figure_for(model_layer: int, scale: str = "absolute") -> go.Figure:
+        grid = head_grid(
+            att.weights[att.layers.index(model_layer)],  # (H, n, n)
+            _labels(att.tokens),
+            head_title=t("head_title", lang, i="{i}"),
+            mean_title=t("mean_title", lang) if mean else None,
+            heads=None if heads is None else [int(h) for h in heads],
+        )
+        return plot_heads(grid, scale=scale)
+
+    def static() -> View:
+        figure = figure_for(layer)
+        return View(figure_body(figure), title=t("nb_heads", lang), figure=figure)
+
+    if not use_widget(widget):
+        return static()
+    return make_widget(
+        figure_source(
+            figure_for,
+            layers=att.layers,
+            heads=H,
+            queries=len(att.tokens),
+            layer=layer,
+            lang=lang,
+            static=static,
+        )
     )
-    figure = plot_heads(grid)
-    return View(figure_body(figure), title=t("nb_heads", lang), figure=figure)

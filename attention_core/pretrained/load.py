@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from attention_core.limits import MAX_LONG_TOKENS, ROW_SUM_TOLERANCE
+from attention_core.pretrained.bridge import is_lens_model, transformers_model
 from attention_core.pretrained.forward import forward_pass, model_family
 from attention_core.resources import minilm_dir
 
@@ -291,7 +292,7 @@ def eager_twin(model: Any) -> Any:
     return twin.eval()
 
 
-def from_model(model: Any, tokenizer: Any, *, name: str | None = None) -> LoadedModel:
+def from_model(model: Any, tokenizer: Any = None, *, name: str | None = None) -> LoadedModel:
     """An in-memory transformers model and its tokenizer as the LoadedModel that
     `run_model` and every lens function take (a notebook's own Llama, Qwen, BERT…).
 
@@ -301,7 +302,20 @@ def from_model(model: Any, tokenizer: Any, *, name: str | None = None) -> Loaded
     attention: they return no weights) and its training mode. `name` labels the model in
     figures (default: its config's name or class). Raises ModelLoadError when it cannot be
     switched, cannot run on a test sentence or returns no attention.
+
+    A TransformerLens 4 `TransformerBridge` around a transformers model
+    (`boot_transformers`) is read as that model with the bridge's weights (`bridge`:
+    `tokenizer` defaults to the bridge's own, another one is refused); a TransformerLens-
+    native model is refused with what to do instead (its views read its cache).
     """
+    if is_lens_model(model):
+        label = name or getattr(getattr(model, "cfg", None), "model_name", None)
+        label = label or type(model).__name__
+        try:
+            model, tokenizer = transformers_model(model, tokenizer)
+        except ValueError as error:
+            raise ModelLoadError(f"could not use {label!r}: {error}", "lens", model=label) from None
+        return _wrap(label, model, tokenizer)
     config = getattr(model, "config", None)
     if config is None or not callable(tokenizer):
         raise ValueError("from_model needs a transformers model and its tokenizer")

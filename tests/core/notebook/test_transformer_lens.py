@@ -1,0 +1,126 @@
+"""The views and `as_attention` on a TransformerLens ActivationCache, and CircuitsVis's calls
+(attention_core.notebook.circuitsvis): every number equal to the cache's own patterns.
+
+TransformerLens 4's two ways in: `TransformerBridge.boot_native` (a random TL-native model,
+offline) and `boot_transformers(..., hf_model=…)` around a tiny transformers model; the
+2/3 `HookedTransformer` cache has the same `cache["pattern", l]`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from attention_core.limits import EXACT
+from attention_core.notebook import NotebookInputError, View, as_attention, head_view
+from attention_core.notebook import circuitsvis as cv
+
+bridge = pytest.importorskip("transformer_lens.model_bridge", reason="requirements-dev.txt")
+TEXT = "the cat sat on the mat because it was tired"
+
+
+@pytest.fixture(scope="module")
+def native() -> tuple[object, object, torch.Tensor]:
+    """A random 3-layer TL-native model, its cache over 7 token ids, the ids."""
+    from transformer_lens.config import TransformerBridgeConfig
+
+    config = TransformerBridgeConfig(
+        d_model=32, d_head=8, n_layers=3, n_heads=4, d_mlp=64, n_ctx=32, d_vocab=40,
+        act_fn="gelu", architecture="TransformerLensNative", seed=0,
+    )  # fmt: skip
+    model = bridge.TransformerBridge.boot_native(config)
+    ids = torch.tensor([[1, 5, 9, 2, 7, 7, 3]])
+    _, cache = model.run_with_cache(ids)
+    return model, cache, ids
+
+
+def _tokens(n: int) -> list[str]:
+    return [f"t{i}" for i in range(n)]
+
+
+def test_as_attention_reads_every_layers_pattern_exactly(native) -> None:
+    _, cache, ids = native
+    att = as_attention(cache, _tokens(ids.shape[1]))
+    assert att.layers == [0, 1, 2] and att.weights.shape == (3, 4, 7, 7)
+    for layer in range(3):
+        own = cache["pattern", layer][0].numpy()  # (H, n, n), the cache's own
+        np.testing.assert_allclose(att.weights[layer], own, atol=EXACT, rtol=0)
+
+
+def test_head_view_of_a_cache_is_the_view_of_its_patterns(native) -> None:
+    _, cache, ids = native
+    tokens = _tokens(ids.shape[1])
+    stacked = torch.stack([cache["pattern", layer] for layer in range(3)])  # (L, B, H, n, n)
+    assert head_view(cache, tokens).data == head_view(stacked, tokens).data
+    widget = head_view(cache, tokens, layer=2, widget=True)
+    sent = np.frombuffer(widget.weights, dtype="<f4").reshape(4, 7, 7)
+    np.testing.assert_allclose(sent, cache["pattern", 2][0].numpy(), atol=EXACT, rtol=0)
+
+
+def test_a_cache_without_patterns_and_wrong_tokens_say_what_to_do(native) -> None:
+    model, cache, ids = native
+    with warnings.catch_warnings():  # TransformerLens lists the hooks it skipped
+        warnings.simplefilter("ignore")
+        _, bare = model.run_with_cache(ids, names_filter=lambda name: "hook_pattern" not in name)
+    with pytest.raises(NotebookInputError, match=r"no attention patterns.*run_with_cache"):
+        head_view(bare, _tokens(7))
+    with pytest.raises(NotebookInputError, match=r"6 tokens for attention over 7.*to_str_tokens"):
+        head_view(cache, _tokens(6))
+    with pytest.raises(NotebookInputError, match="not ids"):
+        head_view(cache, ids[0])
+
+
+def test_circuitsvis_calls_draw_the_cache_pattern(native) -> None:
+    cache = native[1]
+    tokens, pattern = _tokens(7), cache["pattern", 1][0]  # (H, n, n) as CircuitsVis takes it
+    grid = cv.attention.attention_patterns(tokens=tokens, attention=pattern)
+    assert isinstance(grid, View)
+    z = grid.figure.data[0].z  # head 0's heatmap
+    np.testing.assert_allclose(np.asarray(z, dtype=float), pattern[0].numpy(), atol=EXACT)
+    heads = cv.attention_heads(attention=pattern, tokens=tokens, widget=True)
+    sent = np.frombuffer(heads.weights, dtype="<f4").reshape(4, 7, 7)
+    np.testing.assert_allclose(sent, pattern.numpy(), atol=EXACT, rtol=0)
+    with pytest.raises(NotebookInputError, match=r"\[num_heads, dest, src\]"):
+        cv.attention_patterns(tokens=tokens, attention=cache["pattern", 1])  # with batch
+    assert "unpkg" not in json.dumps(grid.data) and not re.search(r"<script[^>]*\bsrc=", grid.data)
+
+
+@pytest.mark.parametrize("family", ["llama", "qwen2"])
+def test_from_model_reads_a_bridge_around_a_transformers_model(family: str) -> None:
+    from attention_core.pretrained import from_model, run_model, tiny_family
+
+    model, tokenizer = tiny_family(family)
+    wrapped = bridge.TransformerBridge.boot_transformers(
+        family, hf_model=model, tokenizer=tokenizer
+    )
+    loaded = from_model(wrapped)  # the bridge's own tokenizer
+    result = run_model(loaded, TEXT)
+    ids = tokenizer(TEXT, return_tensors="pt")["input_ids"]  # what run_model encodes
+    _, cache = wrapped.run_with_cache(ids)
+    assert result.tokens == tokenizer.convert_ids_to_tokens(ids[0])
+    own = np.stack([cache["pattern", layer][0].numpy() for layer in range(2)])  # (L, H, n, n)
+    np.testing.assert_allclose(result.attentions, own, atol=EXACT, rtol=0)
+
+
+def test_from_model_refuses_a_native_model_and_another_tokenizer(native) -> None:
+    from attention_core.pretrained import ModelLoadError, from_model, tiny_family
+
+    with pytest.raises(ModelLoadError, match="run_with_cache"):
+        from_model(native[0], tiny_family("llama")[1])
+    model, tokenizer = tiny_family("llama")
+    wrapped = bridge.TransformerBridge.boot_transformers(
+        "llama", hf_model=model, tokenizer=tokenizer
+    )
+    from transformers import AutoTokenizer
+
+    from attention_core.resources import minilm_dir
+
+    other = AutoTokenizer.from_pretrained(minilm_dir())
+    other.add_tokens(["zzzextra"])  # another vocabulary
+    with pytest.raises(ModelLoadError, match="not this model's own"):
+        from_model(wrapped, other)
