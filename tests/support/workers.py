@@ -37,6 +37,8 @@ LONGEST_FIRST = (
     "test_load.py",
     "test_train_browser.py",
     "test_pages_widgets_browser.py",
+    "test_write_browser.py",  # ~30 s: a decoder writing on a projector, a phone, a class
+    "test_jupyterlab_widget_browser.py",  # ~25 s: JupyterLab started, a widget clicked
     "test_heatmaps_browser.py",
     "test_classroom_browser.py",
     "test_presenter_browser.py",  # ~50 s: 4 to 40 tokens on a projector, both languages
@@ -45,6 +47,8 @@ LONGEST_FIRST = (
     "test_replicas.py",
     "test_lens_browser.py",  # ~40 s: a 512-token text's head view and ablation
     "test_atlas.py",  # ~25 s: builds, a killed build, MiniLM and a tiny model
+    "test_page_write.py",  # ~20 s: the page in both languages, every control
+    "test_transformer_lens.py",  # ~20 s: bridges around tiny Llama and Qwen2
     "test_atlas_browser.py",
     "test_long_map_browser.py",
     "test_pretrained_long_browser.py",  # ~40 s: a tiny Llama at 4 096 tokens, two viewports
