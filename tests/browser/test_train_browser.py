@@ -110,8 +110,9 @@ def test_send_to_compare_opens_compare_with_the_settings_kept(page, app_server):
 # --- watching a run, playback, the induction detector, in both languages ---------------------
 
 
-@pytest.mark.alone  # counts the snapshots a live run paints in ~10 s (tests/support/workers.py)
 def test_a_run_is_watched_live_at_the_default_pace(page, app_server):
+    """A live run paints its snapshots as they arrive: three or more of its 31 seen (10 were
+    on a machine also training a model, so the other test worker need not be paused)."""
     _open_train(page, app_server, pace=None)
     main = _main(page)
     # the default pace: the run takes ~10 s on screen, drawn snapshot by snapshot
