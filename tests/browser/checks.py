@@ -7,6 +7,7 @@ Chromium actually drew a text with.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 import uuid
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
 # pending, then two frames painted. A bound (RELAYOUT_BOUND_MS) for a page where no resize
 # event or relayout ever comes: the shot is then taken as the page is.
 RELAYOUT_BOUND_MS = 5_000
+# The walks' screenshots are for a person to look at: under CI, whose clone is thrown away
+# with its artifacts, they are not taken (a tall one costs ~0.3 s of both cores: the
+# viewport grown, every chart re-laid out twice) unless TEST_SCREENSHOTS=on asks for them.
+SCREENSHOTS = os.environ.get("TEST_SCREENSHOTS", "off" if os.environ.get("CI") else "on") == "on"
 _NOTE_RESIZE = """() => { window.__shotResized = false;
   window.addEventListener('resize', () => { window.__shotResized = true; }, {once: true}); }"""
 _RELAID_OUT = f"""
@@ -49,13 +54,16 @@ async () => {{
 
 
 def screenshot(page: Page, name: str) -> Path:
-    """Save tests/artifacts/<name>.png of the whole app, scrolled-away parts included.
+    """Save tests/artifacts/<name>.png of the whole app, scrolled-away parts included (not
+    under CI: `SCREENSHOTS`).
 
     Streamlit scrolls inside its main area and sidebar, not the document, so a plain
     full-page shot would stop at the viewport: the viewport grows to fit, then shrinks back.
     """
     ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS_DIR / f"{name}.png"
+    if not SCREENSHOTS:
+        return path
     size = page.viewport_size or VIEWPORT
     tall = page.evaluate(
         """() => Math.max(...['stMain', 'stSidebarContent'].map(
