@@ -1,11 +1,16 @@
 """What the benchmark sections measure with: the repository, texts of exactly n tokens,
-and the CPU time of every process a benchmark started."""
+the CPU time of every process a benchmark started, a call's median wall and CPU time, and
+a tiny random Llama of a given depth."""
 
 from __future__ import annotations
 
+import statistics
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-__all__ = ["REPO", "cpu_seconds", "sentence"]
+__all__ = ["REPO", "cpu_seconds", "sentence", "timed", "tiny_llama"]
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -37,3 +42,42 @@ def cpu_seconds() -> float:
             continue
         total += t.user + t.system
     return total
+
+
+def timed(call: Callable[[], Any], repeats: int) -> tuple[float, float, Any]:
+    """Median wall and CPU seconds of `call` over `repeats` runs, and its last result."""
+    walls, cpus, result = [], [], None
+    for _ in range(repeats):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = call()
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus), result
+
+
+def tiny_llama(layers: int, *, stops: bool = True) -> tuple[Any, Any]:
+    """A random Llama (64 wide, 4 heads sharing 2 key/value heads, 4 096 positions, seed 0,
+    transformers' default attention) with the zoo's tokenizer; `stops=False`: no end token,
+    so a run writes every step it is asked for."""
+    import torch
+    import transformers
+
+    from attention_core.pretrained import tiny_family
+
+    _, tokenizer = tiny_family("llama", context=4096)
+    config = transformers.LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        **({} if stops else {"eos_token_id": None}),
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = transformers.LlamaForCausalLM(config)
+    return model.eval(), tokenizer

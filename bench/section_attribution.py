@@ -16,52 +16,15 @@ integrated gradients at 64 tokens took ~10 × longer with two threads under load
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
-from bench.measure import sentence
+from bench.measure import sentence, timed, tiny_llama
 from bench.tables import Table
 
 __all__ = ["run"]
 
 STEPS = 32
-
-
-def _timed(call: Callable[[], Any], repeats: int) -> tuple[float, float, Any]:
-    """Median wall and CPU seconds of `call`, and its last result."""
-    walls, cpus, result = [], [], None
-    for _ in range(repeats):
-        wall, cpu = time.perf_counter(), time.process_time()
-        result = call()
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    return statistics.median(walls), statistics.median(cpus), result
-
-
-def _tiny_llama(layers: int) -> tuple[Any, Any]:
-    import torch
-    import transformers
-
-    from attention_core.pretrained import tiny_family
-
-    _, tokenizer = tiny_family("llama", context=4096)
-    config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=layers,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.cls_token_id,
-    )
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        model = transformers.LlamaForCausalLM(config)
-    return model.eval(), tokenizer
 
 
 def _cases() -> list[tuple[str, Any, str, Any, str]]:
@@ -74,7 +37,7 @@ def _cases() -> list[tuple[str, Any, str, Any, str]]:
     reader_text = "".join(han[i * 37 % len(han)] for i in range(63))
     minilm = load_model()
     english = " ".join(["word"] * 126)  # [CLS] + 126 + [SEP] = 128 WordPiece tokens
-    llama, tokenizer = _tiny_llama(6)
+    llama, tokenizer = tiny_llama(6)
     loaded = from_model(llama, tokenizer, name="tiny Llama, 6 layers")
     return [
         ("reader, 64 tokens", reader, reader_text, None, None),
@@ -124,19 +87,19 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
         subject = subject_for(model, text, tokenizer, target)
         forward = _forward(subject)
         forward()  # warm-up
-        f_wall, _, _ = _timed(forward, repeats * 2)
+        f_wall, _, _ = timed(forward, repeats * 2)
 
         def ig(subject: Any = subject, target: Any = target) -> Any:
             return attribute_subject(subject, target=target, steps=STEPS)
 
         ig()
-        ig_wall, ig_cpu, result = _timed(ig, repeats)
+        ig_wall, ig_cpu, result = timed(ig, repeats)
 
         def table_only(subject: Any = subject, result: Any = result) -> Any:
             return compare({"integrated_gradients": result}, attention_views(subject, result))
 
         table_only()
-        ag_wall, _, agreed = _timed(table_only, repeats)
+        ag_wall, _, agreed = timed(table_only, repeats)
         n = len(subject.ids)
         table.add(
             label if n == int(label.split(",")[1].split()[0]) else f"{label} (n = {n})",

@@ -14,11 +14,7 @@ show in the wall clock only).
 
 from __future__ import annotations
 
-import statistics
-import time
-from collections.abc import Callable
-from typing import Any
-
+from bench.measure import timed, tiny_llama
 from bench.tables import Table
 
 __all__ = ["run"]
@@ -26,42 +22,6 @@ __all__ = ["run"]
 PROMPT_UNITS = 24  # with [BOS] and 1 + FURTHER_STEPS steps: within the reader's 64
 FURTHER_STEPS = 32
 LLAMA_STEPS = 64
-
-
-def _timed(call: Callable[[], Any], repeats: int) -> tuple[float, float, Any]:
-    """Median wall and CPU seconds of `call`, and its last result."""
-    walls, cpus, result = [], [], None
-    for _ in range(repeats):
-        wall, cpu = time.perf_counter(), time.process_time()
-        result = call()
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    return statistics.median(walls), statistics.median(cpus), result
-
-
-def _tiny_llama(layers: int) -> tuple[Any, Any]:
-    import torch
-    import transformers
-
-    from attention_core.pretrained import tiny_family
-
-    _, tokenizer = tiny_family("llama", context=4096)
-    config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=layers,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.cls_token_id,
-        eos_token_id=None,  # all 64 steps are written
-    )
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        model = transformers.LlamaForCausalLM(config)  # transformers' default: SDPA
-    return model.eval(), tokenizer
 
 
 def run(*, quick: bool = False) -> tuple[list[Table], dict]:
@@ -76,14 +36,14 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
     han = [u for u in reader.vocab.tokens[2:] if "\u4e00" <= u <= "\u9fff"]
     prompt = "".join(han[i * 37 % len(han)] for i in range(PROMPT_UNITS))
     decode(reader, prompt, 2)  # warm-up: first kernels
-    one_wall, one_cpu, _ = _timed(lambda: decode(reader, prompt, 1), repeats)
-    many_wall, many_cpu, many = _timed(lambda: decode(reader, prompt, 1 + FURTHER_STEPS), repeats)
+    one_wall, one_cpu, _ = timed(lambda: decode(reader, prompt, 1), repeats)
+    many_wall, many_cpu, many = timed(lambda: decode(reader, prompt, 1 + FURTHER_STEPS), repeats)
     further = len(many.steps) - 1  # the context could stop a run early: count what ran
     further_wall = (many_wall - one_wall) / further
     further_cpu = (many_cpu - one_cpu) / further
 
-    model, tokenizer = _tiny_llama(6)
-    llama_wall, llama_cpu, written = _timed(
+    model, tokenizer = tiny_llama(6, stops=False)
+    llama_wall, llama_cpu, written = timed(
         lambda: decode(model, "the cat sat on the mat", LLAMA_STEPS, tokenizer=tokenizer),
         max(2, repeats // 2),
     )
