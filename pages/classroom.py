@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core.figures.poll import plot_class_vs_model, plot_poll_histogram
+from attention_core.figures.poll import plot_poll_histogram
 from attention_core.figures.steps import plot_quiz_matrix
 from attention_core.poll import (
     MAX_NAME,
@@ -41,6 +41,7 @@ from ui.classroom import (
     push_settings_question,
     refusal,
     show_flash,
+    show_next_reveal,
     teacher_class,
 )
 from ui.common import entry_guard, md_escape
@@ -193,17 +194,7 @@ def _reveal_view(info: ClassInfo, question: Question) -> None:
     st.success(md_escape(tr("poll_answer_is", answer=_answer_names(question))))
     if question.kind == "next":
         counts = store.counts(info.class_id, question.number)
-        fig = plot_class_vs_model(
-            counts,
-            question.options,
-            question.probs,
-            answers=question.answers,
-            title=tr("poll_next_title"),
-            class_name=tr("poll_next_class"),
-            model_name=tr("poll_next_model"),
-            y_title=tr("poll_next_share"),
-        )
-        show_chart(fig, key="poll_next_chart")
+        show_next_reveal(counts, question, key="poll_next_chart")
     elif question.matrix:
         fig = plot_quiz_matrix(
             np.asarray(question.matrix, dtype=np.float32),  # (n, n) of the question's head

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import streamlit as st
 
+from attention_core.figures.poll import plot_class_vs_model
 from attention_core.poll import (
     PollError,
     PollStore,
@@ -38,6 +39,7 @@ from attention_core.poll import (
 )
 from attention_core.poll.guard import MAX_CLASS_SIZE, device_student
 from ui.cache import cached_analysis, poll_store
+from ui.charts import show_chart
 from ui.common import current_settings, md_escape
 from ui.language import tr
 
@@ -64,6 +66,7 @@ __all__ = [
     "question_for",
     "refusal",
     "reveal_current",
+    "show_next_reveal",
     "teacher_class",
 ]
 
@@ -335,3 +338,19 @@ def reveal_current() -> bool:
                                           {"error": type(error).__name__})  # fmt: skip
         return False
     return True
+
+
+def show_next_reveal(counts: dict[int, int], question: Question, *, key: str) -> None:
+    """A revealed "what comes next?" question: the class's choices beside the model's
+    probabilities (the teacher's Classroom page and Watch it write draw the same chart)."""
+    figure = plot_class_vs_model(
+        counts,
+        question.options,
+        question.probs,
+        answers=question.answers,
+        title=tr("poll_next_title"),
+        class_name=tr("poll_next_class"),
+        model_name=tr("poll_next_model"),
+        y_title=tr("poll_next_share"),
+    )
+    show_chart(figure, key=key)

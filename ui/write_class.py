@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import streamlit as st
 
-from attention_core.figures.poll import plot_class_vs_model
 from attention_core.poll import Question, question_next
-from ui.charts import show_chart
 from ui.classroom import (
     TEACHER_REFRESH_S,
     guarded_view,
@@ -25,6 +23,7 @@ from ui.classroom import (
     push_question,
     reveal_current,
     show_flash,
+    show_next_reveal,
     teacher_class,
 )
 from ui.common import md_escape
@@ -65,17 +64,7 @@ def _live(code: str) -> None:
         md_escape(tr("write_answered", number=question.number, k=answered, n=info.students))
     )
     if info.revealed:
-        figure = plot_class_vs_model(
-            counts,
-            question.options,
-            question.probs,
-            answers=question.answers,
-            title=tr("poll_next_title"),
-            class_name=tr("poll_next_class"),
-            model_name=tr("poll_next_model"),
-            y_title=tr("poll_next_share"),
-        )
-        show_chart(figure, key="write_class_chart")
+        show_next_reveal(counts, question, key="write_class_chart")
 
 
 def class_panel(result: DecodeResult, steps: int, text: str) -> None:
