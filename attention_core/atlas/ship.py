@@ -18,7 +18,8 @@ from attention_core.atlas.shipped import (
     index_files,
     sha256,
 )
-from attention_core.train.corpus import default_dir, verify
+from attention_core.train.corpus import EVERYDAY, default_dir, verify
+from attention_core.train.everyday import PACKAGE_SOURCES, licence_note
 
 __all__ = ["COPYRIGHT", "ship"]
 
@@ -39,18 +40,28 @@ def ship(
     manifest = verify(source)
     sample.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source / "heldout.txt", sample / "heldout.txt")
+    if manifest.get("everyday"):  # the everyday held-out set: the reader's card reads it
+        shutil.copyfile(source / EVERYDAY, sample / EVERYDAY)
     manifest["outputs"] = {"heldout.txt": manifest["outputs"]["heldout.txt"]}
     manifest["sample"] = (
-        "the held-out split of the corpus this manifest describes, shipped so that the atlas "
-        "works without the Debian packages; each source's licences are listed, and their "
-        "copyright files are in copyright/"
+        "the held-out split of the corpus this manifest describes (and its everyday "
+        "held-out set), shipped so that the atlas and the reader's card work without the "
+        "source packages; each source's licences are listed, their notes are in copyright/"
     )
     (sample / "copyright").mkdir(exist_ok=True)
     for entry in manifest["sources"]:
         shipped = COPYRIGHT / entry["package"] / "copyright"
-        if shipped.is_file():
+        if entry["name"] in PACKAGE_SOURCES:  # a Python package: its licence note
+            note = licence_note(entry["package"])
+            (sample / "copyright" / entry["package"]).write_text(note, "utf-8")
+            entry["copyright"] = f"copyright/{entry['package']}"
+        elif shipped.is_file():
             shutil.copyfile(shipped, sample / "copyright" / entry["package"])
             entry["copyright"] = f"copyright/{entry['package']}"
+    if everyday := manifest.get("everyday"):
+        note = licence_note(everyday["package"])
+        (sample / "copyright" / everyday["package"]).write_text(note, "utf-8")
+        everyday["copyright"] = f"copyright/{everyday['package']}"
     (sample / "manifest.json").write_text(
         json.dumps(manifest, ensure_ascii=False, indent=1, sort_keys=True) + "\n", "utf-8"
     )

@@ -25,6 +25,7 @@ __all__ = [
     "ReaderError",
     "ReaderShape",
     "head_facts",
+    "measured",
     "shipped_shape",
 ]
 
@@ -61,10 +62,20 @@ def read_card(folder: Path) -> dict[str, Any]:
     return card
 
 
+def measured(card: dict[str, Any]) -> dict[str, Any]:
+    """The card's head measurements a page shows: on the everyday held-out set when the
+    card has them (what a class types), else on the corpus's held-out split; a dict with
+    "same_word" and "heads" (fit.py's `everyday` / `describe`)."""
+    everyday = card.get("everyday")
+    if isinstance(everyday, dict) and "same_word" in everyday and "heads" in everyday:
+        return everyday
+    return card
+
+
 def _clearest_layer(card: dict[str, Any], layers: int) -> int:
     """The layer holding the head with the highest held-out same-word ratio (fit.py's
     measurement); layer 0 when the card does not have it."""
-    ratio = card.get("same_word", {}).get("ratio")
+    ratio = measured(card).get("same_word", {}).get("ratio")
     try:
         best = max((r, layer) for layer, row in enumerate(ratio) for r in row)[1]
     except (TypeError, ValueError):
@@ -104,6 +115,8 @@ class HeadFact:
     masses: dict[str, float]  # HEAD_PATTERNS → mean weight
     word_observed: float  # mean weight on the earlier characters of its own jieba word
     word_shuffled: float  # the same, against shuffled word boundaries (lengths kept)
+    taught: bool = False  # trained to look within its word (fit.py's word head), not found
+    far: float = 0.0  # mean weight on units more than a few places back (fit.py's FAR)
 
     @property
     def word_ratio(self) -> float:
@@ -130,7 +143,9 @@ def head_facts() -> tuple[tuple[HeadFact, ...], ...] | None:
     """Per layer, per head, what the shipped card measured; None when the card lacks it."""
     try:
         card = read_card(SHIPPED_DIR)
-        heads, words = card["heads"], card["same_word"]
+        figures = measured(card)
+        heads, words = figures["heads"], figures["same_word"]
+        taught = tuple(card.get("word_head") or ())
         layers = len(words["observed"])
         facts = []
         for layer in range(layers):
@@ -141,7 +156,13 @@ def head_facts() -> tuple[tuple[HeadFact, ...], ...] | None:
                 shuffled = float(words["shuffled"][layer][head])
                 ratio = observed / shuffled if shuffled > 0 else 0.0
                 name, value = _name(masses, observed, ratio)
-                row.append(HeadFact(layer, head, name, value, masses, observed, shuffled))
+                is_taught = taught == (layer, head)
+                if is_taught:
+                    name, value = "word", ratio
+                far = float(heads.get("far", [[0.0] * (head + 1)] * (layer + 1))[layer][head])
+                row.append(
+                    HeadFact(layer, head, name, value, masses, observed, shuffled, is_taught, far)
+                )
             facts.append(tuple(row))
     except (ReaderError, KeyError, TypeError, ValueError, IndexError):
         return None

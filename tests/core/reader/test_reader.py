@@ -17,7 +17,6 @@ import torch
 from attention_core.limits import EXACT
 from attention_core.reader import BOS, UNK, ReaderConfig, ReaderError, ReaderLM, Vocab, units
 from attention_core.reader.fit import (
-    REFERENCE_TEXTS,
     baselines,
     encode_lines,
     evaluate,
@@ -25,6 +24,7 @@ from attention_core.reader.fit import (
     unit_kinds,
     word_starts,
 )
+from attention_core.reader.measure import REFERENCE_TEXTS
 from attention_core.reader.weights import CARD, SHIPPED_DIR, VOCAB, WEIGHTS, load, save
 from tests.support.availability import unavailable
 

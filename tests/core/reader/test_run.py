@@ -171,13 +171,13 @@ def test_the_sentences_own_same_word_figure_matches_the_statistic(reader):
 
 
 def test_the_cards_head_masses_are_the_mean_weights_by_hand():
-    from attention_core.reader.fit import heldout_heads
+    from attention_core.reader.measure import heldout_heads
 
     reader = load_shipped()
     lines = ["貓坐在墊子上，因為它很累。", "短", ARTICLE]  # "短" is too short to count
     got = heldout_heads(reader.model, reader.vocab, lines)
     assert (got["sentences"], got["rows"]) == (2, (14 - 2) + (9 - 2))
-    rows, prev, start, sign, sign_rows = 0, 0.0, 0.0, 0.0, 0
+    rows, prev, start, far, sign, sign_rows = 0, 0.0, 0.0, 0.0, 0.0, 0
     for text in (lines[0], ARTICLE):
         w = _model_weights(reader, text)[1][2].numpy()  # layer 1, head 2: (n, n)
         units = ["[BOS]", *text]
@@ -185,11 +185,13 @@ def test_the_cards_head_masses_are_the_mean_weights_by_hand():
             rows += 1
             prev += w[i, i - 1]
             start += w[i, 0]
+            far += w[i, 1 : max(1, i - 3)].sum()  # more than FAR = 3 places back, not [BOS]
             marks = [j for j in range(1, i) if units[j] in "，。"]
             if marks:
                 sign += w[i, marks].sum()
                 sign_rows += 1
     assert got["previous"][1][2] == pytest.approx(prev / rows, abs=1e-4)
     assert got["start"][1][2] == pytest.approx(start / rows, abs=1e-4)
+    assert got["far"][1][2] == pytest.approx(far / rows, abs=1e-4)
     assert got["punctuation"][1][2] == pytest.approx(sign / sign_rows, abs=1e-4)
     assert got["punctuation_rows"] == sign_rows

@@ -28,6 +28,8 @@ from attention_core.train.corpus import (
 )
 from tests.support.availability import unavailable
 
+DEBIAN = list(corpus.SOURCES)  # the fake root holds Debian packages only
+
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "corpus"
 HAN = re.compile(r"[\u4e00-\u9fff]")
 
@@ -196,7 +198,7 @@ def test_the_split_is_deterministic_whole_documents_and_about_five_percent():
 
 def test_build_writes_the_corpus_and_a_manifest_whose_hashes_match(root: Path, tmp_path: Path):
     out = tmp_path / "out"
-    manifest = build(out, root=root, fraction=0.5)
+    manifest = build(out, root=root, fraction=0.5, sources=DEBIAN)
     assert verify(out) == manifest == json.loads((out / "manifest.json").read_text("utf-8"))
     for name, entry in manifest["outputs"].items():
         data = (out / name).read_bytes()
@@ -226,8 +228,8 @@ def test_build_writes_the_corpus_and_a_manifest_whose_hashes_match(root: Path, t
 
 
 def test_two_builds_are_byte_identical(root: Path, tmp_path: Path):
-    build(tmp_path / "one", root=root)
-    build(tmp_path / "two", root=root)
+    build(tmp_path / "one", root=root, sources=DEBIAN)
+    build(tmp_path / "two", root=root, sources=DEBIAN)
     for name in ("train.txt", "heldout.txt", "manifest.json"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
 
@@ -238,7 +240,7 @@ def test_a_missing_package_names_the_apt_get_command(tmp_path: Path, capsys):
     root = fake_root(tmp_path, packages)
     command = "apt-get install -y --no-install-recommends fortunes-zh manpages"
     with pytest.raises(CorpusError, match=re.escape(command)):
-        build(tmp_path / "out", root=root)
+        build(tmp_path / "out", root=root, sources=DEBIAN)
     assert corpus.main(["build", "--out", str(tmp_path / "out"), "--root", str(root)]) == 1
     assert command in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # nothing half-written
@@ -256,7 +258,7 @@ def test_unknown_sources_and_files_removed_by_dpkg_excludes_are_clear(root: Path
 def test_verify_says_how_to_rebuild_a_missing_or_changed_corpus(root: Path, tmp_path: Path):
     with pytest.raises(CorpusError, match=r"no corpus in .*attention_core\.train\.corpus build"):
         verify(tmp_path / "nothing")
-    build(tmp_path / "out", root=root)
+    build(tmp_path / "out", root=root, sources=DEBIAN)
     with (tmp_path / "out" / "train.txt").open("a", encoding="utf-8") as f:
         f.write("一行多出來的字。\n")
     with pytest.raises(CorpusError, match=r"train\.txt is missing or changed; rebuild"):
@@ -313,7 +315,7 @@ def test_the_shipped_readers_word_head_holds_on_the_rebuilt_held_out_text(
     import torch
 
     from attention_core.reader import load_shipped
-    from attention_core.reader.fit import heldout_same_word
+    from attention_core.reader.measure import heldout_same_word
 
     folder, _ = real_corpus
     reader = load_shipped()
