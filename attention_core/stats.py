@@ -293,17 +293,20 @@ class SameWord:
         return self.observed / self.shuffled if self.shuffled > 0 else float("nan")
 
 
-def _partner_mass(w: np.ndarray, word: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, int]:
-    """Mean over rows that have a partner (same word, another position, allowed) of the
-    row's mass on its partners; and how many such rows. w (H, n, n) → per head (H,)."""
-    same = (word[:, None] == word[None, :]) & (word[:, None] >= 0)  # (n, n)
-    np.fill_diagonal(same, False)
-    same &= allowed
-    has = same.any(axis=1)  # (n,)
-    if not has.any():
-        return np.full(w.shape[0], np.nan), 0
-    mass = (w * same).sum(axis=-1)  # (H, n)
-    return mass[:, has].mean(axis=1), int(has.sum())
+def _partner_mass(
+    w: np.ndarray, word: np.ndarray, allowed: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each segmentation `word` (S, n) of the keys: the mean over rows that have a
+    partner (same word, another position, allowed) of the row's mass on its partners, per
+    head (S, H) (NaN where no row has one); and how many such rows (S,). w: (H, n, n)."""
+    same = (word[:, :, None] == word[:, None, :]) & (word[:, :, None] >= 0)  # (S, n, n)
+    same &= ~np.eye(w.shape[-1], dtype=bool) & allowed
+    has = same.any(axis=2)  # (S, n)
+    rows = has.sum(axis=1)  # (S,)
+    mass = np.einsum("hqk,sqk->shq", w, same.astype(w.dtype))  # (S, H, n)
+    total = (mass * has[:, None, :]).sum(axis=2)  # (S, H)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total / rows[:, None], rows
 
 
 def same_word(
@@ -339,21 +342,25 @@ def same_word(
             start += lengths[index]
         return word
 
-    observed, rows = _partner_mass(w, labels(list(range(len(lengths)))), allowed)
     k = len(lengths)
     if math.factorial(k) <= shuffles:
         orders = [list(order) for order in itertools.permutations(range(k))]
     else:
         rng = np.random.default_rng(seed)
         orders = [list(rng.permutation(k)) for _ in range(shuffles)]
-    baseline = np.zeros(w.shape[0])
-    counted = 0
-    for order in orders:
-        mass, shuffled_rows = _partner_mass(w, labels(order), allowed)
-        if shuffled_rows:
-            baseline += mass
-            counted += 1
-    baseline = baseline / counted if counted else np.full(w.shape[0], np.nan)
+    real, real_rows = _partner_mass(w, labels(list(range(k)))[None], allowed)
+    observed, rows = real[0], int(real_rows[0])
+    chunk = max(1, 2**22 // (n * n))  # segmentations at a time: (S, n, n) stays ≤ 4 M cells
+    parts = [
+        _partner_mass(w, np.stack([labels(o) for o in orders[i : i + chunk]]), allowed)
+        for i in range(0, len(orders), chunk)
+    ]
+    masses = np.concatenate([m for m, _ in parts])  # (S, H)
+    counts = np.concatenate([c for _, c in parts])  # (S,)
+    counted = counts > 0  # (S,) shuffles that leave some row a partner
+    baseline = (
+        masses[counted].mean(axis=0) if counted.any() else np.full(w.shape[0], np.nan)
+    )  # (H,)
     return [
         SameWord(head=h, observed=float(observed[h]), shuffled=float(baseline[h]), rows=rows)
         for h in range(w.shape[0])
