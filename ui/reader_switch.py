@@ -97,6 +97,7 @@ def learned_section(settings: ModelSettings, head_names: list[str]) -> None:
             start=fact.masses["start"],
             itself=fact.masses["self"],
             punctuation=fact.masses["punctuation"],
+            far=fact.far,
             observed=fact.word_observed,
             shuffled=fact.word_shuffled,
             ratio=fact.word_ratio,

@@ -99,7 +99,7 @@ def shipped_shape() -> ReaderShape | None:
 
 
 # --- what each head does, measured on held-out text (fit.py's `heldout_heads`) ------------
-HEAD_PATTERNS = ("previous", "start", "self", "punctuation")
+HEAD_PATTERNS = ("previous", "start", "self", "punctuation", "far")
 NAME_MASS = 0.3  # a head is named after a pattern its rows put this much weight on, on average
 WORD_RATIO = 1.25  # …or after its word, when its same-word attention beats shuffled words so
 
@@ -110,13 +110,17 @@ class HeadFact:
 
     layer: int
     head: int
-    name: str | None  # one of HEAD_PATTERNS, "word", or None (no single clear pattern)
+    name: str | None  # one of HEAD_PATTERNS, "word", "taught", or None (no clear pattern)
     value: float  # the statistic behind the name: a mean weight, or the same-word ratio
-    masses: dict[str, float]  # HEAD_PATTERNS → mean weight
+    masses: dict[str, float]  # HEAD_PATTERNS (those the card measured) → mean weight
     word_observed: float  # mean weight on the earlier characters of its own jieba word
     word_shuffled: float  # the same, against shuffled word boundaries (lengths kept)
     taught: bool = False  # trained to look within its word (fit.py's word head), not found
-    far: float = 0.0  # mean weight on units more than a few places back (fit.py's FAR)
+
+    @property
+    def far(self) -> float:
+        """Mean weight on units more than FAR places back (0 on a card without it)."""
+        return self.masses.get("far", 0.0)
 
     @property
     def word_ratio(self) -> float:
@@ -151,17 +155,14 @@ def head_facts() -> tuple[tuple[HeadFact, ...], ...] | None:
         for layer in range(layers):
             row = []
             for head in range(len(words["observed"][layer])):
-                masses = {k: float(heads[k][layer][head]) for k in HEAD_PATTERNS}
+                masses = {k: float(heads[k][layer][head]) for k in HEAD_PATTERNS if k in heads}
                 observed = float(words["observed"][layer][head])
                 shuffled = float(words["shuffled"][layer][head])
                 ratio = observed / shuffled if shuffled > 0 else 0.0
-                name, value = _name(masses, observed, ratio)
                 is_taught = taught == (layer, head)
-                if is_taught:
-                    name, value = "word", ratio
-                far = float(heads.get("far", [[0.0] * (head + 1)] * (layer + 1))[layer][head])
+                name, value = ("taught", ratio) if is_taught else _name(masses, observed, ratio)
                 row.append(
-                    HeadFact(layer, head, name, value, masses, observed, shuffled, is_taught, far)
+                    HeadFact(layer, head, name, value, masses, observed, shuffled, is_taught)
                 )
             facts.append(tuple(row))
     except (ReaderError, KeyError, TypeError, ValueError, IndexError):

@@ -140,9 +140,9 @@ def heldout_heads(
         sums["previous"] += w[:, :, rows, rows - 1].sum(-1)
         sums["start"] += w[:, :, rows, 0].sum(-1)
         sums["self"] += w[:, :, rows, rows].sum(-1)
-        near = np.tril(np.ones((n, n), dtype=bool), -FAR - 1)  # (n, n) key < query - FAR
-        near[:, 0] = False  # [BOS] is the start, not a far unit
-        sums["far"] += (w[:, :, rows] * near[rows]).sum((-1, -2))
+        far_back = np.tril(np.ones((n, n), dtype=bool), -FAR - 1)  # (n, n) key < query - FAR
+        far_back[:, 0] = False  # [BOS] is the start, not a far unit
+        sums["far"] += (w[:, :, rows] * far_back[rows]).sum((-1, -2))
         rows_seen += len(rows)
         sign = np.array([False] + [_is_sign(u.text) for u in encoded.units])  # (n,)
         for i in rows:

@@ -187,3 +187,35 @@ def test_each_head_has_one_plain_name_on_the_trained_landing_page(lang):
         head = t("head_title", lang, i=i)
         named = {md_unescape(b) for b in bold if md_unescape(b).startswith(head)}
         assert len(named) == 1, (head, named)
+
+
+EVERYDAY = "我們明天早上八點在學校門口集合。"  # one of the sidebar's everyday examples
+
+
+@pytest.mark.parametrize("lang", ["zh-TW", "en"])
+def test_an_everyday_sentence_names_the_taught_word_head_with_its_numbers(lang):
+    """An everyday sentence in the trained reader, at the layer of the head fit.py taught
+    its word: every character known, that head named as taught with the card's everyday
+    same-word ratio beside the picture, and the one click back to the untrained module."""
+    card = load_shipped().card
+    layer, head = card["word_head"]
+    at = run_app(
+        {
+            "weights": "trained",
+            "text": EVERYDAY,
+            "tokenizer": "char",
+            "lang": lang,
+            "layer": str(layer),
+        }
+    )
+    assert not at.exception and not at.warning
+    np.testing.assert_allclose(drawn(at), own_weights(EVERYDAY, layer), atol=EXACT)
+    words = card["everyday"]["same_word"]
+    ratio = words["observed"][layer][head] / words["shuffled"][layer][head]
+    taught = t("learned_taught", lang, head=t("head_title", lang, i=head), value=ratio)
+    shown = md_unescape(texts(at))
+    assert taught in shown and ratio >= 2.0
+    assert t("learned_intro", lang) in shown
+    at.button(key="to_untrained").click().run()
+    assert not at.exception and heatmaps(at)
+    assert not catalog_line("trained_rows", lang).search(md_unescape(texts(at)))
