@@ -23,6 +23,7 @@ from attention_core.reader.fit import (
     train,
     unit_kinds,
     word_starts,
+    word_targets,
 )
 from attention_core.reader.measure import REFERENCE_TEXTS
 from attention_core.reader.weights import CARD, SHIPPED_DIR, VOCAB, WEIGHTS, load, save
@@ -134,6 +135,46 @@ def test_word_starts_mark_each_jieba_word_and_nothing_at_bos():
     starts = word_starts(["中和有一個永和路", "the cat"], vocab)
     assert starts.tolist() == [-1, 1, 0, 1, 1, 0, 1, 0, 0, -1, 1, 1]
     assert starts.size == encode_lines(["中和有一個永和路", "the cat"], vocab).size
+
+
+def test_word_targets_are_the_earlier_units_of_each_word_or_the_unit_itself():
+    """[BOS] 中和 / 有 / 一個 / 永和路 by hand: 和 looks at 中, 路 at 永 and 和; a word's first
+    unit (and [BOS]) at itself; a window that starts inside a word starts a word there."""
+    starts = np.array([[-1, 1, 0, 1, 1, 0, 1, 0, 0], [0, 1, 0, 0, -1, 1, 1, 0, 1]])
+    got = word_targets(starts)  # (2, 9, 9)
+    want = {0: [0], 1: [1], 2: [1], 3: [3], 4: [4], 5: [4], 6: [6], 7: [6], 8: [6, 7]}
+    for row, keys in want.items():
+        assert np.flatnonzero(got[0, row]).tolist() == keys, row
+    want = {0: [0], 1: [1], 2: [1], 3: [1, 2], 4: [4], 5: [5], 6: [6], 7: [6], 8: [8]}
+    for row, keys in want.items():
+        assert np.flatnonzero(got[1, row]).tolist() == keys, row
+
+
+def test_a_taught_word_head_puts_its_rows_on_their_words():
+    """A short run with `word_head`: that head's mass on its rows' targets ends far above
+    an untaught head's in the same run."""
+    sentences = ["老師在教室裡講解注意力。", "學生們都聽得很認真。", "注意力讓每個字看其他字。"]
+    lines = [sentences[i % 3] for i in range(60)]
+    vocab = Vocab.from_corpus(lines)
+    ids = encode_lines(lines, vocab)
+    config = ReaderConfig(**{**TINY.as_dict(), "vocab_size": len(vocab)})
+    starts = word_starts(lines, vocab)
+    model = train(
+        ids,
+        config,
+        steps=100,
+        batch=8,
+        log_every=1000,
+        starts=starts,
+        word_head=(0, 1),
+        word_weight=3.0,
+    )
+    window = ids[: config.context]
+    target = torch.from_numpy(word_targets(starts[None, : config.context]))[0]  # (n, n)
+    with torch.no_grad():
+        _, weights = model(torch.from_numpy(window)[None])
+    on_word = (weights[0][0] * target).sum(-1).mean(-1)  # (H,)
+    assert on_word[1] > 0.8 and on_word[1] > on_word[0] + 0.3
 
 
 @pytest.mark.parametrize("boundary_weight", [0.0, 1.0])
