@@ -186,7 +186,7 @@ def teacher_live(code: str) -> None:
         question.options,
         answers=question.answers if info.revealed else (),
         title=tr("poll_histogram_title"),
-        x_title=tr("poll_histogram_x"),
+        x_title=tr("where_histogram_x" if question.kind == "where" else "poll_histogram_x"),
         y_title=tr("poll_histogram_y"),
     )
     show_chart(fig, key="poll_histogram")

@@ -46,3 +46,11 @@ def test_an_empty_question_gives_an_empty_figure() -> None:
     data = where_reveal({}, _question())
     empty = type(data)((), (), (), 0, (0, 0), (), 0)
     assert not plot_where_reveal(empty, title="t").data
+
+
+def test_the_live_histogram_keeps_two_characters_that_read_alike_apart() -> None:
+    from attention_core.figures.poll import plot_poll_histogram
+
+    fig = plot_poll_histogram({1: 1, 3: 2}, ("[BOS]", "上", "課", "上"))
+    assert list(fig.data[0].y) == [0, 1, 0, 2]  # one bar each, the second 上 its own
+    assert list(fig.layout.xaxis.ticktext) == ["[BOS]", "上", "課", "上"]
