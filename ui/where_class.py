@@ -52,7 +52,7 @@ def _push(number: int, text: str, layer: int, head: int, query: int) -> None:
 
 def where_panel(number: int) -> None:
     """The teacher's choice of sentence, layer, head and query, and the push button (for
-    the class this session teaches; `number`: the last question pushed)."""
+    the class this tab teaches; `number`: the last question pushed)."""
     found = teacher_class()
     if found is None or not st.toggle(tr("where_toggle"), key="where_open"):
         return

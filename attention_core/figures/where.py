@@ -1,7 +1,7 @@
 """ "Where does this head look?" revealed: the class's taps over the sentence's characters
 beside the reader's attention row for the query, the query's jieba word outlined.
 
-Two steps, as every figure here: `where_reveal` turns the counts and the question into
+Two steps, as every figure here: `where_reveal` makes the counts and the question into
 plain data (`WhereReveal`), `plot_where_reveal` draws it. Every label is drawn literally
 (`figures.text.literal`): a character that looks like markup stays text on the projector.
 """
