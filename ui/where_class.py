@@ -17,7 +17,7 @@ import streamlit as st
 
 from attention_core.figures.where import plot_where_reveal, where_reveal
 from attention_core.poll import Question
-from attention_core.reader.card import shipped_shape
+from attention_core.reader.card import ReaderError, shipped_shape
 from ui.cache import where_round
 from ui.charts import show_chart
 from ui.classroom import guarded_callback, poll_store_or_stop, push_question, teacher_class
@@ -72,6 +72,9 @@ def where_panel(number: int) -> None:
         head = right.selectbox(tr("where_head"), range(shape.num_heads), key="where_head")
         try:
             labels = where_round(text, int(layer), int(head), None).labels
+        except ReaderError:  # its files missing or corrupted: said, never a traceback
+            st.error(tr("where_no_reader"))
+            return
         except ValueError:
             st.warning(tr("where_empty"))
             return

@@ -145,3 +145,13 @@ def test_only_the_teacher_sees_the_question_and_an_empty_sentence_is_a_message(d
     assert not teacher.exception
     assert t("where_empty", "en") in texts(teacher)
     assert not [b for b in teacher.button if b.key == "where_push"]
+
+
+def test_a_missing_reader_is_a_message(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ui.where_class
+
+    monkeypatch.setattr(ui.where_class, "shipped_shape", lambda: None)
+    teacher, _ = _teacher("zh-TW")
+    assert not teacher.exception
+    assert t("where_no_reader", "zh-TW") in texts(teacher)
+    assert not [b for b in teacher.button if b.key == "where_push"]
