@@ -68,8 +68,11 @@ def where_panel(number: int) -> None:
         state.setdefault("where_layer", shape.default_layer)
         text = st.text_input(tr("where_sentence"), key="where_text")
         left, right = st.columns(2)
-        layer = left.selectbox(tr("where_layer"), range(shape.num_layers), key="where_layer")
-        head = right.selectbox(tr("where_head"), range(shape.num_heads), key="where_head")
+        choose = tr("where_choose")
+        layer = left.selectbox(tr("where_layer"), range(shape.num_layers), key="where_layer",
+                               placeholder=choose)  # fmt: skip
+        head = right.selectbox(tr("where_head"), range(shape.num_heads), key="where_head",
+                               placeholder=choose)  # fmt: skip
         try:
             labels = where_round(text, int(layer), int(head), None).labels
         except ReaderError:  # its files missing or corrupted: said, never a traceback
@@ -81,7 +84,7 @@ def where_panel(number: int) -> None:
         choices = list(range(1, len(labels)))
         if state.get("where_query") not in choices:
             state["where_query"] = choices[-1]  # the last character sees the whole sentence
-        query = st.selectbox(tr("where_query"), choices, key="where_query",
+        query = st.selectbox(tr("where_query"), choices, key="where_query", placeholder=choose,
                              format_func=lambda j: f"{j}: {labels[j]}")  # fmt: skip
         found_round = where_round(text, int(layer), int(head), int(query))
         if found_round.dropped:

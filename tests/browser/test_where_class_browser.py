@@ -7,7 +7,9 @@ characters, every one a tap target of at least 44 × 44 CSS px (measured with
 `getBoundingClientRect`), the query's the only highlighted one; three students tap. The
 teacher's histogram counts three taps; the reveal draws the class beside the model's row,
 and the row Plotly drew is the reader's own (`ReaderLM.forward` on `Vocab.encode`'s ids,
-computed here), the query's jieba word outlined. Screenshots: tests/artifacts/where-*.png.
+computed here), the query's jieba word outlined. The phone's question and the teacher's
+reveal show no English beyond names (tests/browser/language.py).
+Screenshots: tests/artifacts/where-*.png.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from .checks import (
 )
 from .chromium import APP_TIMEOUT_MS as WAIT_MS
 from .chromium import configure
+from .language import foreign_text
 from .waits import expect_rerun, open_page
 
 pytestmark = pytest.mark.browser
@@ -50,6 +53,11 @@ _WHERE_CHART = """() => {
   const bars = (plot._fullData || []).filter((t) => t.type === 'bar');
   return {bars: bars.map((t) => Array.from(t.y, Number)), shape: plot.layout.shapes[0],
           word: plot.querySelectorAll('.annotation-text')[0]?.textContent || ''}; }"""
+
+
+_HIDE_ADDRESS_WARNING = """() => [...document.querySelectorAll('[data-testid="stAlert"]')]
+  .filter((el) => el.innerText.includes('--server.address'))
+  .forEach((el) => { el.style.display = 'none'; })"""
 
 
 def _total(page: Page, n: int) -> None:
@@ -126,6 +134,7 @@ def test_three_phones_tap_where_a_head_looks_and_the_teacher_reveals_it(
             if number == 0:
                 print("tap targets (CSS px):", sorted({(b["width"], b["height"]) for b in boxes}))
                 screenshot(phone, "where-phone-question")
+                assert not foreign_text(phone, ZH, "classroom", sentence)
             phone.locator(f".st-key-where_tap_1_{tap} button").tap()
             mine = t("poll_your_answer", ZH, mine=sentence[tap - 1])
             expect(phone.get_by_text(mine)).to_be_visible(timeout=WAIT_MS)
@@ -143,6 +152,10 @@ def test_three_phones_tap_where_a_head_looks_and_the_teacher_reveals_it(
         assert drawn["shape"]["x1"] == query + 0.5  # the word ends at the query, 上課
         assert drawn["word"] == t("where_reveal_word", ZH, word="上課")
         screenshot(teacher, "where-teacher-reveal")
+        # every word in Chinese; the test server's own address warning aside (it names the
+        # `streamlit run … --server.address` command: a class served on a LAN has none)
+        teacher.evaluate(_HIDE_ADDRESS_WARNING)
+        assert not foreign_text(teacher, ZH, "classroom", sentence)
         for phone in phones:
             expect(phone.locator('[data-testid="stAlertContentSuccess"], '
                                  '[data-testid="stAlertContentError"]').first).to_be_visible(
