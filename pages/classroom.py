@@ -48,7 +48,7 @@ from ui.classroom import (
 from ui.common import entry_guard, md_escape
 from ui.language import tr
 from ui.presenter import address_warning, qr_png, set_share_query, share_link
-from ui.where_class import where_panel, where_reveal_view, where_taps
+from ui.where_class import option_name, where_panel, where_reveal_view, where_taps
 
 BUTTONS_PER_ROW = 4  # on a phone Streamlit stacks the columns: one big button per line
 PROMPT_SHOWN = 240  # characters of a "what comes next?" prefix a phone shows (its end)
@@ -158,7 +158,7 @@ def _next_prompt(question: Question) -> None:
 
 
 def _answer_names(question: Question) -> str:
-    return ", ".join(question.options[j] for j in question.answers)
+    return ", ".join(option_name(question, j) for j in question.answers)
 
 
 # --- the teacher's screen ---------------------------------------------------------------
@@ -293,11 +293,11 @@ def student_live(code: str, sid: str) -> None:
         elif right:
             st.success(md_escape(tr("poll_revealed_right", answer=answer)))
         else:
-            mine_label = question.options[mine]
+            mine_label = option_name(question, mine)
             st.error(md_escape(tr("poll_revealed_wrong", answer=answer, mine=mine_label)))
         return
     if mine is not None:
-        st.success(md_escape(tr("poll_your_answer", mine=question.options[mine])))
+        st.success(md_escape(tr("poll_your_answer", mine=option_name(question, mine))))
         st.caption(tr("poll_wait_reveal"))
         return
     if question.kind == "where":  # the sentence's characters, not a grid of keys

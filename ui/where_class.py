@@ -24,13 +24,22 @@ from ui.classroom import guarded_callback, poll_store_or_stop, push_question, te
 from ui.common import md_escape
 from ui.language import tr
 
-__all__ = ["TAP_PX", "where_panel", "where_reveal_view", "where_taps"]
+__all__ = ["TAP_PX", "option_name", "where_panel", "where_reveal_view", "where_taps"]
 
 TAP_PX = 48  # a character's tap target, wide and high (Apple's and Material's 44 px and more)
 TAPS_CSS = (
     "<style>.st-key-where_taps button { min-width: __PX__px; min-height: __PX__px;"
     " padding: 0 0.5rem; } .st-key-where_taps button p { font-size: 1.5rem; }</style>"
 ).replace("__PX__", str(TAP_PX))
+
+
+def option_name(question: Question, j: int) -> str:
+    """Option `j` as a message names it: a "where" sentence's character that occurs twice
+    (上 … 上) with its place in the sentence, any other as it reads."""
+    label = question.options[j]
+    if question.kind == "where" and question.options.count(label) > 1:
+        return tr("where_char_at", char=label, index=j)
+    return label
 
 
 def _listed(labels: Sequence[str], picks: Sequence[int]) -> str:
@@ -146,7 +155,7 @@ def where_reveal_view(counts: dict[int, int], question: Question, *, key: str) -
         layer=question.layer,
         head=question.head,
         query=question.options[question.query],
-        answer=_listed(question.options, question.answers),
+        answer="、".join(option_name(question, j) for j in question.answers),
         taps=data.taps,
         word=word,
     )

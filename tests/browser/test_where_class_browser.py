@@ -136,7 +136,11 @@ def test_three_phones_tap_where_a_head_looks_and_the_teacher_reveals_it(
                 screenshot(phone, "where-phone-question")
                 assert not foreign_text(phone, ZH, "classroom", sentence)
             phone.locator(f".st-key-where_tap_1_{tap} button").tap()
-            mine = t("poll_your_answer", ZH, mine=sentence[tap - 1])
+            char = sentence[tap - 1]  # 上 occurs twice: named with its place
+            named = (
+                t("where_char_at", ZH, char=char, index=tap) if sentence.count(char) > 1 else char
+            )
+            mine = t("poll_your_answer", ZH, mine=named)
             expect(phone.get_by_text(mine)).to_be_visible(timeout=WAIT_MS)
 
         _total(teacher, 3)

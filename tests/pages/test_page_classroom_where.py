@@ -107,7 +107,12 @@ def test_the_class_taps_where_a_head_looks_and_the_reveal_shows_the_row(
     assert bars["layout"]["annotations"][0]["text"] == word_name
 
     students[1].run()
-    answer = "、".join(question.options[j] for j in question.answers)
+
+    def named(j: int) -> str:  # a character that occurs twice (和 … 和) with its place
+        c = question.options[j]
+        return t("where_char_at", lang, char=c, index=j) if ARTICLE.count(c) > 1 else c
+
+    answer = ", ".join(named(j) for j in question.answers)
     said = md_unescape(texts(students[1]))
     if 5 in question.answers:
         assert t("poll_revealed_right", lang, answer=answer) in said
@@ -135,6 +140,19 @@ def test_unknown_characters_are_flagged_and_a_long_sentence_is_cut(db: Path, lan
     student.button(key="poll_join").click().run()
     assert t("where_unknown_phone", lang, chars=rare) in md_unescape(texts(student))
     assert md_unescape(student.button(key="where_tap_1_1").label) == "<"  # text, not markup
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_a_character_that_occurs_twice_is_named_with_its_place(db: Path, lang: str) -> None:
+    teacher, code = _teacher(lang)  # 我們明天早上去學校上課: 上 is characters 6 and 10
+    teacher.button(key="where_push").click().run()
+    student = open_after_first_run(PAGE, {"class": code}, lang=lang)
+    student.button(key="poll_join").click().run()
+    student.button(key="where_tap_1_6").click().run()
+    mine = t("where_char_at", lang, char="上", index=6)
+    assert t("poll_your_answer", lang, mine=mine) in md_unescape(texts(student))
+    student.run()
+    assert t("poll_your_answer", lang, mine="上") not in md_unescape(texts(student))
 
 
 def test_only_the_teacher_sees_the_question_and_an_empty_sentence_is_a_message(db: Path) -> None:
