@@ -30,7 +30,7 @@ from attention_core.poll.guard import HOLD_S
 from bench.streamlit_client import _DONE, CHART, StreamlitTab, Update
 from ui.classroom import STUDENT_REFRESH_S  # the page's fragment timer
 
-__all__ = ["PollTab", "Student", "histogram", "open_class_as_teacher", "run_student"]
+__all__ = ["BUTTONS", "PollTab", "Student", "histogram", "open_class_as_teacher", "run_student"]
 
 PAGE = "classroom"
 SENTENCE = "the cat sat on the mat because it was warm"  # 10 word tokens: 10 buttons
@@ -138,16 +138,27 @@ class Student:
     errors: list[str] = field(default_factory=list)
 
 
-def open_class_as_teacher(url: str) -> tuple[PollTab, str]:
-    """The teacher's tab, open on `url` with a class opened and a question on SENTENCE
-    pushed, its live fragment known: (tab, class code). The caller closes the tab."""
+BUTTONS = {"attention": "poll_answer_", "where": "where_tap_"}  # a phone's answer keys
+
+
+def open_class_as_teacher(url: str, kind: str = "attention") -> tuple[PollTab, str]:
+    """The teacher's tab, open on `url` with a class opened and a question pushed, its live
+    fragment known: (tab, class code). The caller closes the tab. `kind` "attention": a
+    key of SENTENCE; "where": the "where does this head look?" panel's defaults (the
+    everyday sentence, its last character, the trained reader's default layer, head 0)."""
     tab = PollTab(url, {"text": SENTENCE, "tokenizer": "word"}).__enter__()
     tab.open()
     update = tab.click("poll_open")
     code = next((m.group(1) for md in update.markdown if (m := _CODE.match(md))), None)
     if code is None:
         raise RuntimeError(f"no class code on the teacher's page: {update.markdown[:5]}")
-    tab.click("poll_push")
+    if kind == "where":  # the panel's toggle on, then its push button with it still on
+        opened = WidgetState(id=tab.widget_ids["where_open"], bool_value=True)
+        tab.send([opened])
+        push = WidgetState(id=tab.widget_ids["where_push"], trigger_value=True)
+        tab.send([opened, push])
+    else:
+        tab.click("poll_push")
     if not tab.fragment:
         tab.open()
     return tab, code
@@ -164,10 +175,17 @@ def _seat_taken(tab: PollTab) -> bool:
 
 
 def run_student(
-    url: str, code: str, me: Student, t0: float, labels: list[str], stop_at: float
+    url: str,
+    code: str,
+    me: Student,
+    t0: float,
+    labels: list[str],
+    stop_at: float,
+    buttons: str = BUTTONS["attention"],
 ) -> None:
-    """One phone: arrive, join, refresh every STUDENT_REFRESH_S, tap at `answer_s`, keep refreshing;
-    on a dropped connection, reconnect with the same link (class code and student id)."""
+    """One phone: arrive, join, refresh every STUDENT_REFRESH_S, tap at `answer_s`, keep
+    refreshing; on a dropped connection, reconnect with the same link (class code and
+    student id). `buttons`: the answer buttons' key prefix (`BUTTONS` of the kind)."""
     time.sleep(max(0.0, t0 + me.arrive_s - time.perf_counter()))
     query = ""
     while time.perf_counter() < stop_at:
@@ -189,7 +207,7 @@ def run_student(
                         tab.refresh()
                     me.seen_after_reconnect = [_unescape(a) for a in tab.alerts]
                     shown = any(labels[me.choice] in _unescape(a) for a in tab.alerts)
-                    no_buttons = not any(k.startswith("poll_answer_") for k in tab.widget_ids)
+                    no_buttons = not any(k.startswith(buttons) for k in tab.widget_ids)
                     if shown and no_buttons:
                         me.saw_earlier_answer = True
                         if not me.stored:  # stored, but the reply was lost with the replica
@@ -198,7 +216,7 @@ def run_student(
                 while time.perf_counter() < stop_at:
                     if not me.stored and time.perf_counter() >= t0 + me.answer_s:
                         key = next(
-                            (k for k in tab.widget_ids if k.startswith("poll_answer_")
+                            (k for k in tab.widget_ids if k.startswith(buttons)
                              and k.endswith(f"_{me.choice}")),
                             None,
                         )  # fmt: skip

@@ -29,6 +29,9 @@ Measured:
   teacher     (second run) seconds from the kill to the teacher's histogram on the other
               replica, and whether its reveal there worked
 
+A last run asks "where does this head look?" (the phones tap the characters of the
+trained reader's sentence, ui/where_class.py) with no replica killed.
+
     python -m bench poll            # 100 students, two replicas, Redis, one killed
     python -m bench poll --quick    # 20 students, no kill
 """
@@ -53,7 +56,14 @@ from typing import Any
 
 import numpy as np
 
-from bench.poll_client import PollTab, Student, histogram, open_class_as_teacher, run_student
+from bench.poll_client import (
+    BUTTONS,
+    PollTab,
+    Student,
+    histogram,
+    open_class_as_teacher,
+    run_student,
+)
 from bench.standalone import run_alone
 from bench.tables import RESULTS_DIR, Table, fmt_s
 from ui.classroom import STUDENT_REFRESH_S, TEACHER_REFRESH_S  # the page's fragment timers
@@ -91,6 +101,7 @@ def start_redis(folder: Path) -> tuple[subprocess.Popen, str]:
 
 @dataclass
 class PollResult:
+    kind: str  # the question's kind (attention_core.poll.QUESTION_KINDS)
     students: int
     counted_once: bool
     store_counts: dict[int, int]
@@ -127,16 +138,20 @@ def run_poll(
     end_s: float = END_S,
     seed: int = 0,
     teacher_fallback_url: str | None = None,
+    kind: str = "attention",
 ) -> PollResult:
     """The poll described in the module docstring; `store` reads the final counts.
     `students_url`: one address (nginx) or several, handed out in turn (replicas).
     `teacher_fallback_url`: when the teacher's connection drops (its replica killed), its
     tab reconnects there with its own URL (`class` + `teacher`: the key in the store) and
-    carries on; at the end it reveals, a teacher's control on the replica that stayed."""
+    carries on; at the end it reveals, a teacher's control on the replica that stayed.
+    `kind`: the question's kind ("where": the phones tap the sentence's characters)."""
     rng = random.Random(seed)
     urls = [students_url] if isinstance(students_url, str) else list(students_url)
-    teacher, code = open_class_as_teacher(teacher_url)
+    teacher, code = open_class_as_teacher(teacher_url, kind)
     info = store.info(code)
+    if info.question is None or info.question.kind != kind:
+        raise RuntimeError(f"the teacher's push made no {kind!r} question: {info.question}")
     labels = list(info.question.options)
     options = len(labels)
     crowd = []
@@ -151,7 +166,7 @@ def run_poll(
     threads = [
         threading.Thread(
             target=run_student,
-            args=(urls[me.number % len(urls)], code, me, t0, labels, stop_at),
+            args=(urls[me.number % len(urls)], code, me, t0, labels, stop_at, BUTTONS[kind]),
             daemon=True,
         )
         for me in crowd
@@ -207,6 +222,7 @@ def run_poll(
 
     every_one = all(me.stored for me in crowd)
     return PollResult(
+        kind=kind,
         students=students,
         counted_once=every_one
         and store_counts == dict(Counter(me.choice for me in crowd))
@@ -259,7 +275,12 @@ def _teacher_again(lost: PollTab, url: str) -> PollTab:
 
 
 def _replicas_with_redis(
-    students: int, logs: Path, *, kill: bool, teacher_on_victim: bool = False
+    students: int,
+    logs: Path,
+    *,
+    kill: bool,
+    teacher_on_victim: bool = False,
+    kind: str = "attention",
 ) -> PollResult:
     from attention_core.poll import RedisStore
     from deploy.app_server import free_port, start_app, stop, wait_healthy, warm_up
@@ -293,6 +314,7 @@ def _replicas_with_redis(
             store=RedisStore(redis_url),
             kill=kill_replica if kill else None,
             teacher_fallback_url=f"http://{listen}" if teacher_on_victim else None,
+            kind=kind,
         )
     finally:
         for proc in reversed(procs):
@@ -312,6 +334,7 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
         f"protocol), two replicas behind nginx sharing Redis, arrivals over {JOIN_S:.0f} s, "
         f"answers within {ANSWER_S:.0f} s",
         [
+            "question",
             "students",
             "replica killed at",
             "counted exactly once",
@@ -328,6 +351,8 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
         results = [_replicas_with_redis(students, logs, kill=not quick)]
         if not quick:
             results.append(_replicas_with_redis(students, logs, kill=True, teacher_on_victim=True))
+        # "where does this head look?": the phones tap the sentence's characters
+        results.append(_replicas_with_redis(students, logs, kill=False, kind="where"))
     finally:
         shutil.rmtree(logs, ignore_errors=True)
     for result in results:
@@ -346,7 +371,7 @@ def run(*, quick: bool = False) -> tuple[list[Table], dict]:
         if each.errors:
             table.notes.append("first reconnect reasons: " + "; ".join(each.errors))
     raws = [{k: v for k, v in each.__dict__.items() if k != "crowd"} for each in results]
-    names = ["poll", "poll_teacher_killed"][: len(raws)]
+    names = [*["poll", "poll_teacher_killed"][: len(raws) - 1], "poll_where"]
     data = {
         name: json.loads(json.dumps(raw, default=str))
         for name, raw in zip(names, raws, strict=True)
@@ -361,6 +386,7 @@ def _add_row(table: Table, result: PollResult) -> None:
         else f"{result.teacher_back_s:.1f} s / {'yes' if result.teacher_controls_after else 'NO'}"
     )
     table.add(
+        result.kind,
         result.students,
         f"{result.killed_at_s:.1f} s" if result.killed_at_s is not None else "—",
         "yes" if result.counted_once else f"NO: {result.store_counts} vs {result.sent_counts}",

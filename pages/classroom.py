@@ -1,5 +1,6 @@
 """Classroom: a live class poll. The teacher opens a class (a short code, shown large with
-its QR code) and pushes "which key does this query attend to most?" questions; students
+its QR code) and pushes "which key does this query attend to most?" questions (or "where
+does this head look?" on the trained reader, ui/where_class.py); students
 join by the code or the QR link and answer on their phones; the teacher's screen shows the
 live histogram of answers, then reveals the head.
 
@@ -47,6 +48,7 @@ from ui.classroom import (
 from ui.common import entry_guard, md_escape
 from ui.language import tr
 from ui.presenter import address_warning, qr_png, set_share_query, share_link
+from ui.where_class import option_name, where_panel, where_reveal_view, where_taps
 
 BUTTONS_PER_ROW = 4  # on a phone Streamlit stacks the columns: one big button per line
 PROMPT_SHOWN = 240  # characters of a "what comes next?" prefix a phone shows (its end)
@@ -141,6 +143,8 @@ def _question_line(question: Question) -> str:
         return md_escape(tr("poll_question_next", number=question.number))
     query = question.options[question.query]
     names = {"number": question.number, "head": question.head, "query": query}
+    if question.kind == "where":
+        return md_escape(tr("where_question", layer=question.layer, **names))
     if question.layer >= 0:
         return md_escape(tr("poll_question_layer", layer=question.layer, **names))
     return md_escape(tr("poll_question", **names))
@@ -154,7 +158,7 @@ def _next_prompt(question: Question) -> None:
 
 
 def _answer_names(question: Question) -> str:
-    return ", ".join(question.options[j] for j in question.answers)
+    return ", ".join(option_name(question, j) for j in question.answers)
 
 
 # --- the teacher's screen ---------------------------------------------------------------
@@ -182,7 +186,7 @@ def teacher_live(code: str) -> None:
         question.options,
         answers=question.answers if info.revealed else (),
         title=tr("poll_histogram_title"),
-        x_title=tr("poll_histogram_x"),
+        x_title=tr("where_histogram_x" if question.kind == "where" else "poll_histogram_x"),
         y_title=tr("poll_histogram_y"),
     )
     show_chart(fig, key="poll_histogram")
@@ -195,6 +199,9 @@ def _reveal_view(info: ClassInfo, question: Question) -> None:
     if question.kind == "next":
         counts = store.counts(info.class_id, question.number)
         show_next_reveal(counts, question, key="poll_next_chart")
+    elif question.kind == "where":
+        counts = store.counts(info.class_id, question.number)
+        where_reveal_view(counts, question, key="where_chart")
     elif question.matrix:
         fig = plot_quiz_matrix(
             np.asarray(question.matrix, dtype=np.float32),  # (n, n) of the question's head
@@ -255,6 +262,7 @@ def teacher_view(code: str) -> None:
     )  # fmt: skip
     st.caption(tr("poll_push_help"))
     show_flash()
+    where_panel(number)
     teacher_live(code)
 
 
@@ -285,12 +293,15 @@ def student_live(code: str, sid: str) -> None:
         elif right:
             st.success(md_escape(tr("poll_revealed_right", answer=answer)))
         else:
-            mine_label = question.options[mine]
+            mine_label = option_name(question, mine)
             st.error(md_escape(tr("poll_revealed_wrong", answer=answer, mine=mine_label)))
         return
     if mine is not None:
-        st.success(md_escape(tr("poll_your_answer", mine=question.options[mine])))
+        st.success(md_escape(tr("poll_your_answer", mine=option_name(question, mine))))
         st.caption(tr("poll_wait_reveal"))
+        return
+    if question.kind == "where":  # the sentence's characters, not a grid of keys
+        where_taps(question, _answer, info.class_id)
         return
     st.caption(tr("poll_tap_next" if question.kind == "next" else "poll_tap"))
     with st.container(key="poll_answers"):

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from attention_core.poll import PollStore
     from attention_core.positions import PermutationResult
     from attention_core.pretrained import LoadedModel, PretrainedAttention
+    from attention_core.reader.where import WhereRound
     from attention_core.scaling import ScalingResult
     from attention_core.stats import Flatness, HeadStats, SameWord
 
@@ -55,6 +56,7 @@ __all__ = [
     "sentence_same_word",
     "trained_toy",
     "untrained_result",
+    "where_round",
 ]
 
 
@@ -247,6 +249,15 @@ def poll_store(redis_url: str, sqlite_path: str) -> PollStore:
 
     env = {"ATTENTION_POLL_REDIS_URL": redis_url, "ATTENTION_POLL_DB": sqlite_path}
     return store_from_env(env)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)  # a row and a sentence: a few kB each
+def where_round(text: str, layer: int, head: int, query: int | None) -> WhereRound:
+    """The trained reader's attention row of one query character over `text`, for the
+    class question "where does this head look?" (`attention_core.reader.where`)."""
+    from attention_core.reader.where import where_round as measure
+
+    return on_worker(measure, text, layer=layer, head=head, query=query)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)

@@ -102,14 +102,16 @@ def plot_poll_histogram(
     bars = histogram_data(counts, len(labels))
     shown = set(answers)
     colors = [ANSWER_COLOR if j in shown else BAR_COLOR for j in range(len(labels))]
-    fig = go.Figure(
+    x = list(range(len(labels)))  # positions, not labels: two options that read alike
+    fig = go.Figure(  # (a "where" sentence's 上 … 上) stay two bars
         go.Bar(
-            x=labels,
+            x=x,
             y=bars,
             text=[str(b) for b in bars],
             textposition="outside",
             marker={"color": colors},
-            hovertemplate="%{x}: %{y}<extra></extra>",
+            customdata=labels,
+            hovertemplate="%{customdata}: %{y}<extra></extra>",
             cliponaxis=False,
         )
     )
@@ -118,8 +120,8 @@ def plot_poll_histogram(
         font=FONT,
         height=height,
         margin={"t": 60, "b": 10, "l": 10, "r": 10},
-        xaxis={"type": "category", "title": {"text": literal(x_title)},
-               "tickangle": tick_angle(len(labels))},
+        xaxis={"tickmode": "array", "tickvals": x, "ticktext": labels,
+               "title": {"text": literal(x_title)}, "tickangle": tick_angle(len(labels))},
         yaxis={"title": {"text": literal(y_title)}, "rangemode": "tozero",
                "range": [0, max(1, *bars) * 1.2], "dtick": max(1, max(bars) // 8 or 1)},
         showlegend=False,

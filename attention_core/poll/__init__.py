@@ -4,7 +4,8 @@ every replica of the app through one store (SQLite by default, Redis when config
 
 The interface, its plain data and its checks are in `store.py` (their names are its
 `__all__`); one module per store: `sqlite.py` (SQLiteStore), `redis_store.py` (RedisStore);
-`factory.py` picks one from the environment (`store_from_env`).
+`factory.py` picks one from the environment (`store_from_env`); `where.py` builds the
+"where does this head look?" question from a reader's attention row (`question_where`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from attention_core.poll.store import (
     question_from_round,
     question_next,
 )
+from attention_core.poll.where import question_where
 
 __all__ = [
     "CODE_ALPHABET",
@@ -48,5 +50,6 @@ __all__ = [
     "normalise_code",
     "question_from_round",
     "question_next",
+    "question_where",
     "store_from_env",
 ]

@@ -6,17 +6,23 @@ row or key of the class hangs off that id, so nothing leaks from one class into 
 not even into a later class that happens to get the same code. The teacher holds a secret
 key for the class; only it pushes questions, reveals, resets and closes.
 
-A question is plain data (`Question`) of one of two kinds (`QUESTION_KINDS`):
+A question is plain data (`Question`) of one of three kinds (`QUESTION_KINDS`):
     "attention"  which key does this query attend to most? The option labels (the
                  sentence's tokens), the query token, the head, the correct answers and
                  the head's weights for the reveal.
     "next"       what comes next? A decoder's prefix (`prompt`), its top-k next tokens as
                  the options and their probabilities (`probs`) for the reveal; the answer
-                 is the token the model writes (`question_next`). Questions get
-increasing numbers within a class; a student answers the current one, **once**: the store
-itself refuses a second answer of the same student to the same question (SQLite: a
-PRIMARY KEY on (class, question, student) and INSERT OR IGNORE; Redis: HSETNX inside one
-Lua script that also counts), so two replicas racing cannot count anyone twice.
+                 is the token the model writes (`question_next`).
+    "where"      where does this head look? A sentence as the trained reader reads it
+                 ([BOS] and one option per character), the query character, the head's
+                 attention row for it (`probs`), the jieba word the query belongs to
+                 (`word`) and the characters the reader reads as [UNK] (`unknown`);
+                 the answer is the row's largest weight (`attention_core.poll.where`).
+Questions get increasing numbers within a class; a student answers the current one,
+**once**: the store itself refuses a second answer of the same student to the same
+question (SQLite: a PRIMARY KEY on (class, question, student) and INSERT OR IGNORE;
+Redis: HSETNX inside one Lua script that also counts), so two replicas racing cannot
+count anyone twice.
 
 Two stores behind this interface (`PollStore`), one module each, chosen by
 `factory.store_from_env`:
@@ -70,8 +76,8 @@ CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I, O, 0, 1: read off a 
 CODE_LENGTH = 4  # 32**4 ≈ 1 million codes; a store holds a few open classes
 MAX_NAME = 40  # characters of a student's display name
 MAX_OPTIONS = 512  # options of one question (the app's token limit)
-QUESTION_KINDS = ("attention", "next")
-MAX_PROMPT = 2_000  # characters of a "next" question's prefix kept for the phones
+QUESTION_KINDS = ("attention", "next", "where")
+MAX_PROMPT = 2_000  # characters of a "next" question's prefix (a "where" sentence) kept
 
 
 class PollError(ValueError):
@@ -96,7 +102,9 @@ class Question:
     with the top weight (ties count), `matrix` the head's weights (n, n) for the reveal
     (may be empty). kind "next": `prompt` is the text written so far, `options` the
     model's likeliest next tokens, `probs` their probabilities, `answers` the one the
-    model writes; `query` and `head` are 0.
+    model writes; `query` and `head` are 0. kind "where": `prompt` is the sentence,
+    `options` [BOS] and its characters, `probs` the head's attention row of the query,
+    `word` the options of the query's jieba word, `unknown` the options read as [UNK].
     """
 
     options: tuple[str, ...]
@@ -109,6 +117,8 @@ class Question:
     kind: str = "attention"  # one of QUESTION_KINDS
     prompt: str = ""  # "next": the text so far
     probs: tuple[float, ...] = ()  # "next": the model's probability of each option
+    word: tuple[int, ...] = ()  # "where": the options of the query's jieba word
+    unknown: tuple[int, ...] = ()  # "where": the options the reader reads as [UNK]
 
     def __post_init__(self) -> None:
         if self.kind not in QUESTION_KINDS:
@@ -116,7 +126,11 @@ class Question:
         n = len(self.options)
         if self.probs and (len(self.probs) != n or any(not 0 <= p <= 1 for p in self.probs)):
             raise PollError(f"probs must be {n} probabilities in 0…1")
-        if self.kind == "next" and len(self.prompt) > MAX_PROMPT:
+        if self.kind == "where" and (len(self.probs) != n or self.query not in self.word):
+            raise PollError("a where question needs one weight per option and the query's word")
+        if any(not 0 <= j < n for j in (*self.word, *self.unknown)):
+            raise PollError(f"word and unknown must be options 0…{n - 1}")
+        if self.kind != "attention" and len(self.prompt) > MAX_PROMPT:
             raise PollError(f"a prompt of {len(self.prompt)} characters; at most {MAX_PROMPT}")
         if not 2 <= n <= MAX_OPTIONS:
             raise PollError(f"a question needs 2 to {MAX_OPTIONS} options, got {n}")
@@ -144,6 +158,8 @@ class Question:
             kind=str(data.get("kind", "attention")),
             prompt=str(data.get("prompt", "")),
             probs=tuple(float(p) for p in data.get("probs", ())),
+            word=tuple(int(j) for j in data.get("word", ())),
+            unknown=tuple(int(j) for j in data.get("unknown", ())),
         )
 
 

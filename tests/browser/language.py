@@ -109,8 +109,9 @@ STREAMLIT_CHROME = {
     "progress",
     "file upload",
 }
-# Streamlit's labels around our text: "Help for <our label>", "Remove <chosen option>"
-STREAMLIT_CHROME_PREFIXES = ("Help for ", "Remove ")
+# Streamlit's labels around our text: "Help for <our label>", "Remove <chosen option>",
+# "Fullscreen: <an image's caption>" (the teacher's QR code)
+STREAMLIT_CHROME_PREFIXES = ("Help for ", "Remove ", "Fullscreen: ")
 
 _GATHER = """
 () => {
@@ -119,10 +120,12 @@ _GATHER = """
     if (text && String(text).trim()) out.push([where, String(text)]);
   };
   // Formulas (KaTeX: \\text{output}, \\text{head} are notation), Material icons
-  // (ligature text such as "grid_view": a picture) and code blocks (a command or a link to
+  // (ligature text such as "grid_view": a picture; an expander's own, e.g. the phone's
+  // "translate") and code blocks (a command or a link to
   // type as shown, e.g. the Atlas's build command) are hidden while the text is read.
   const hidden = [...document.querySelectorAll(
-    '.katex, [data-testid="stIconMaterial"], [data-testid="stCode"]')];
+    '.katex, [data-testid="stIconMaterial"], [data-testid="stExpanderIcon"], '
+    + '[data-testid="stCode"]')];
   const display = hidden.map((el) => el.style.display);
   hidden.forEach((el) => { el.style.display = 'none'; });
   try {

@@ -27,7 +27,7 @@ def test_question_next_keeps_the_prefix_the_tokens_and_their_probabilities() -> 
         "next", PROMPT, ("的", "是", "設"), (0.1, 0.07, 0.06), (0,)
     )  # fmt: skip
     assert Question.from_json(q.to_json()) == q
-    assert QUESTION_KINDS == ("attention", "next")
+    assert QUESTION_KINDS == ("attention", "next", "where")
 
 
 def test_equal_labels_become_two_buttons_and_a_long_prefix_keeps_its_end() -> None:

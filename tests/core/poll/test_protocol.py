@@ -45,6 +45,25 @@ def test_every_tap_of_a_small_class_is_counted_once(
     assert "Traceback" not in (tmp_path / "server.log").read_text(errors="replace")
 
 
+@pytest.mark.slow
+def test_every_tap_on_a_where_sentence_is_counted_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "Where does this head look?" pushed from the teacher's panel over the websocket;
+    the phones tap the sentence's characters (bench/poll_client.py's `BUTTONS`)."""
+    db = tmp_path / "poll.sqlite3"
+    monkeypatch.setenv("ATTENTION_POLL_DB", str(db))
+    monkeypatch.delenv("ATTENTION_POLL_REDIS_URL", raising=False)
+    with serving(log=tmp_path / "server.log") as app:
+        result = run_poll(app.url, app.url, 6, store=SQLiteStore(db), join_s=1.0,
+                          answer_s=2.5, end_s=4.5, kind="where")  # fmt: skip
+    assert not result.errors, result.errors
+    assert result.kind == "where" and sum(result.store_counts.values()) == 6
+    assert result.store_counts == result.sent_counts
+    assert result.counted_once, result
+    assert "Traceback" not in (tmp_path / "server.log").read_text(errors="replace")
+
+
 def _said(tab: PollTab, key: str, **params: object) -> bool:
     """The tab's last reply showed catalog text `key` (alerts arrive Markdown-escaped)."""
     wanted = t(key, "en", **params)
