@@ -17,7 +17,7 @@ from attention_core.figures.attribution import plot_token_rows, token_rows
 from attention_core.limits import MAX_INPUT_CHARS
 from attention_core.quiz import top_token_round
 from ui.charts import show_chart
-from ui.common import choose, current_settings, entry_guard, md_escape
+from ui.common import choose, current_settings, entry_guard, md_escape, seeded
 from ui.explain import (
     READER,
     agreement_or_cancelled,
@@ -63,13 +63,17 @@ second = token = ""
 if kind == "encoder":
     second = st.text_input(
         tr("explain_second"),
-        value=tr("explain_second_default"),
+        value=seeded("explain_second", tr("explain_second_default")),
         key="explain_second",
         max_chars=MAX_INPUT_CHARS,
     )
 elif kind != "encoder-decoder":
     token = st.text_input(
-        tr("explain_token"), key="explain_token", max_chars=64, help=tr("explain_token_help")
+        tr("explain_token"),
+        value=seeded("explain_token", ""),
+        key="explain_token",
+        max_chars=64,
+        help=tr("explain_token_help"),
     ).strip()
 
 refused = refusal(key, model, settings.text, second, token)

@@ -150,14 +150,18 @@ def explained(
     return found
 
 
+def run_key(key: str, method: str, target: str | None, text: str) -> str:
+    """What a Cancel applies to: this model, method, target and sentence."""
+    return hashlib.sha1("\x00".join([key, method, target or "", text]).encode()).hexdigest()
+
+
 def agreement_or_cancelled(
     key: str, model: Any, text: str, method: str, target: str | None
 ) -> Agreement | None:
     """`explained`, with a bar and Cancel when it takes over a second (MiniLM: a few
     seconds); None (and a button to start again) once cancelled, for this run only."""
-    run = hashlib.sha1("\x00".join([key, method, target or "", text]).encode()).hexdigest()
     return run_or_cancelled(
         lambda progress: explained(key, model, text, method, target, progress),
-        key=run,
+        key=run_key(key, method, target, text),
         prefix="explain",
     )
