@@ -7,7 +7,7 @@ offers to start again, for that run's key only (another sentence runs as usual).
 expected to end within BAR_AFTER_S shows nothing, so no bar flashes.
 
 The strings and widget keys follow one prefix: `<prefix>_progress`, `<prefix>_cancel`,
-`<prefix>_cancelled` (the message, and the session key holding the cancelled run's key)
+`<prefix>_cancelled` (the message, and the state key holding the cancelled run's key)
 and `<prefix>_again`.
 """
 

@@ -1,11 +1,11 @@
 """The "Is attention an explanation?" page's models and computing: which model explains
 (the trained reader, the packaged MiniLM, the Pretrained page's model), what it cannot take
 (said in the UI's language before anything runs), and its agreement for a sentence, kept
-for every session, with a bar and Cancel while it runs (`ui.cancellable`).
+for every visitor, with a bar and Cancel while it runs (`ui.cancellable`).
 
 Not `st.cache_data`: the bar is drawn by `progress(done, total)` from inside the run, which
 a cached function's replay cannot draw again; a run cancelled midway (the page reran from
-inside `progress`) keeps nothing. The last few results are kept for every session.
+inside `progress`) keeps nothing. The last few results are shared by every visitor.
 
 Model keys: "reader"; "minilm" (the packaged all-MiniLM-L6-v2: the similarity of the
 sentence's embedding to a second sentence's); "pretrained:<name>" (the model the Pretrained
