@@ -171,36 +171,31 @@ def head_effects(
     batch_size: int | None = None,
     progress: Progress | None = None,
 ) -> HeadEffects:
-    """Knock out every head alone, in batches of copies of the sentence, and measure how far
-    the output moves (see HeadEffects). Each batch carries its own untouched copy as the
-    reference, so the distances compare like with like. `progress(done, total)` is called
-    after each batch (a page draws its bar there, and a cancelled run stops there)."""
+    """Knock out every head alone and measure how far the output moves (see HeadEffects):
+    `branched`, each layer's heads run from a cached pass of the layers below, at most
+    `batch_size` rows a batch, each compared with the untouched output. `progress(done,
+    total)` is called after each batch (a page draws its bar there, and a cancelled run
+    stops there)."""
     import torch
 
-    num_layers, num_heads = layers_and_heads(loaded)
+    num_heads = layers_and_heads(loaded)[1]
     inputs = model_inputs(loaded, text, max_tokens)
-    pairs = [(layer, head) for layer in range(num_layers) for head in range(num_heads)]
-    token = np.zeros((num_layers, num_heads))
-    pooled = np.zeros((num_layers, num_heads))
     n = inputs["input_ids"].shape[1]
     if batch_size is None:
         batch_size = min(_ABLATION_ROWS, max(2, _ABLATION_FLOATS // (num_heads * n * n)))
-    step = max(1, batch_size - 1)
-    for start in range(0, len(pairs), step):
-        chunk = pairs[start : start + step]
-        masks = torch.ones(len(chunk) + 1, num_layers, num_heads)  # row 0: nothing removed
-        for row, (layer, head) in enumerate(chunk, start=1):
-            masks[row, layer, head] = 0.0
-        hidden = _masked_forward(loaded, inputs, masks)  # (B, n, C)
-        base = hidden[:1]  # (1, n, C)
-        t = _cosine_distance(hidden[1:], base).mean(dim=-1)  # (B-1,)
-        p = _cosine_distance(hidden[1:].mean(dim=1), base.mean(dim=1))  # (B-1,)
-        for row, (layer, head) in enumerate(chunk):
-            token[layer, head] = float(t[row])
-            pooled[layer, head] = float(p[row])
-        if progress is not None:
-            progress(start + len(chunk), len(pairs))
-    return HeadEffects(token_distance=token, pooled_distance=pooled)
+    with torch.no_grad():
+        clean = _base(loaded.model)(**inputs).last_hidden_state  # (1, n, C)
+
+    def distances(module: Any, copies: int) -> torch.Tensor:
+        batch = {k: v.expand(copies, -1) for k, v in inputs.items()}  # each (B, n)
+        hidden = _base(module)(**batch).last_hidden_state  # (B, n, C)
+        t = _cosine_distance(hidden, clean).mean(dim=-1)  # (B,)
+        p = _cosine_distance(hidden.mean(dim=1), clean.mean(dim=1))  # (B,)
+        return torch.stack([t, p], dim=-1)  # (B, 2)
+
+    found = branched(loaded.model, distances, rows=batch_size, progress=progress)
+    knocked = found.knocked  # (L, H, 2), each already against the untouched output
+    return HeadEffects(token_distance=knocked[..., 0], pooled_distance=knocked[..., 1])
 
 
 # --- every head alone, from the layers below it run once -------------------------------
