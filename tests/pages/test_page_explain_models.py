@@ -167,3 +167,19 @@ def test_a_chosen_token_is_explained_and_a_padding_token_refused(llama_folder):
     assert t("explain_token_padding", "en", token=md_escape("[PAD]")) in [
         w.value for w in at.warning
     ]
+
+
+def test_an_encoder_decoder_from_the_pretrained_page_is_refused_with_the_way_out(
+    tmp_path_factory,
+):
+    from attention_core.pretrained import build_tiny_model
+
+    folder = str(build_tiny_model("encoder-decoder", tmp_path_factory.mktemp("bart")))
+    at = open_after_first_run(
+        PAGE, {"text": SENTENCE, "lang": "zh-TW"}, _pretrained_model_name=folder
+    )
+    at.segmented_control(key="explain_model").set_value(f"pretrained:{folder}").run()
+    assert not at.exception and not at.error
+    model = md_escape(t("explain_model_pretrained", "zh-TW", name=folder))
+    assert [w.value for w in at.warning] == [t("explain_not_causal", "zh-TW", model=model)]
+    assert "explain_token" not in _keys(at) and "explain_second" not in _keys(at)
