@@ -25,18 +25,13 @@ import numpy as np
 
 from attention_core.attribution.result import Attribution
 from attention_core.attribution.subjects import Subject
-from attention_core.lens.ablation import branched
+from attention_core.lens.ablation import batch_rows, branched
 from attention_core.lens.combine import rollout
 from attention_core.lens.norms import norm_weighted
 from attention_core.lens.reader_lens import reader_attention, reader_norm_weighted
 from attention_core.limits import MAX_TOKENS
 
 __all__ = ["AttentionViews", "attention_views"]
-
-# rows knocked out in one batch (a head each): every head of a layer at once, unless a
-# batch's attention scores would pass ~50 MB (lens.ablation's bound)
-_ABLATION_ROWS = 16
-_ABLATION_FLOATS = 12_600_000
 
 
 @dataclass(frozen=True)
@@ -117,7 +112,7 @@ def _ablation(
         logits = subject.run(embeds, attribution.position, module=module)  # (B, V)
         return logits[:, attribution.target]  # (B,)
 
-    rows = min(_ABLATION_ROWS, max(2, _ABLATION_FLOATS // (shape[1] * n * n)))
+    rows = batch_rows(shape[1], n)  # every head of a layer at once, up to ~50 MB of scores
     found = branched(subject.module, forward, rows=rows, progress=progress)
     if found.effects.shape != shape:
         raise ValueError(f"ablation read {found.effects.shape[:2]} heads, the views {shape}")

@@ -45,6 +45,12 @@ _ABLATION_ROWS = 16
 Progress = Callable[[int, int], None]  # (heads done, heads in all), after each batch
 
 
+def batch_rows(num_heads: int, n: int) -> int:
+    """Rows one ablation batch carries for `num_heads` heads over `n` tokens: at most ~50 MB
+    of attention scores and 16 rows (see above)."""
+    return min(_ABLATION_ROWS, max(2, _ABLATION_FLOATS // (num_heads * n * n)))
+
+
 @dataclass(frozen=True)
 class AblationResult:
     """The model's output with some heads zeroed, beside the untouched output."""
@@ -182,7 +188,7 @@ def head_effects(
     inputs = model_inputs(loaded, text, max_tokens)
     n = inputs["input_ids"].shape[1]
     if batch_size is None:
-        batch_size = min(_ABLATION_ROWS, max(2, _ABLATION_FLOATS // (num_heads * n * n)))
+        batch_size = batch_rows(num_heads, n)
     with torch.no_grad():
         clean = _base(loaded.model)(**inputs).last_hidden_state  # (1, n, C)
 
