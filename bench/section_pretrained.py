@@ -233,6 +233,6 @@ def run_lens(*, quick: bool = False, loaded: Any = None) -> tuple[list[Table], d
         table.notes.append(f"head view not measured: {type(error).__name__}: {error}")
     table.notes.append(
         "flow is refused above lens.FLOW_MAX_TOKENS (48) tokens; the ablation runs the "
-        "72 knocked-out copies and one untouched copy of the sentence as batches."
+        "heads of each layer from a cached pass of the layers below it (lens.ablation.branched)."
     )
     return [table], raw

@@ -1,8 +1,10 @@
-"""Is attention an explanation? The sidebar's sentence through the trained reader: its
-next-token prediction attributed (integrated gradients, input × gradient, occlusion),
+"""Is attention an explanation? The sidebar's sentence through the model chosen on the
+page (the trained reader, MiniLM against a second sentence, the Pretrained page's
+model): its prediction attributed (integrated gradients, input × gradient, occlusion),
 beside attention (rollout of the target's row, every head's row), a head that agrees and
 one that does not, the table of every head, an honest text with the literature, a quiz.
-The computing is in attention_core.attribution; the bar, Cancel and cache in ui/explain.py.
+The computing is in attention_core.attribution; the models, refusals and cache in
+ui/explain.py; the bar and Cancel in ui/cancellable.py.
 """
 
 from __future__ import annotations
@@ -12,11 +14,21 @@ import streamlit as st
 
 from attention_core.attribution import METHODS, HeadRow
 from attention_core.figures.attribution import plot_token_rows, token_rows
+from attention_core.limits import MAX_INPUT_CHARS
 from attention_core.quiz import top_token_round
 from ui.charts import show_chart
-from ui.common import choose, current_settings, entry_guard, md_escape
-from ui.explain import agreement_or_cancelled
+from ui.common import choose, current_settings, entry_guard, md_escape, seeded
+from ui.explain import (
+    READER,
+    agreement_or_cancelled,
+    model_keys,
+    model_kind,
+    model_name,
+    model_or_stop_for,
+    refusal,
+)
 from ui.language import tr
+from ui.models import MODEL_STATE
 
 COLUMNS = ("layer", "head", "rho", "tau", "p", "norm", "ablation", "verdict")
 
@@ -25,6 +37,17 @@ st.title(tr("page_explain"))
 st.caption(tr("explain_intro"))
 
 settings = current_settings()
+key = choose(
+    st.segmented_control,
+    tr("explain_model"),
+    model_keys(st.session_state.get(MODEL_STATE, "")),
+    key="explain_model",
+    default=READER,
+    format_func=model_name,
+    required=True,
+    help=tr("explain_model_help"),
+)
+key = key or READER
 method = choose(
     st.segmented_control,
     tr("explain_method"),
@@ -34,28 +57,32 @@ method = choose(
     format_func=lambda m: tr(f"explain_method_{m}"),
     required=True,
 )
+model = model_or_stop_for(key)  # a message and a stop when it cannot load
+kind = model_kind(model)
+second = token = ""
+if kind == "encoder":
+    second = st.text_input(
+        tr("explain_second"),
+        value=seeded("explain_second", tr("explain_second_default")),
+        key="explain_second",
+        max_chars=MAX_INPUT_CHARS,
+    )
+elif kind != "encoder-decoder":
+    token = st.text_input(
+        tr("explain_token"),
+        value=seeded("explain_token", ""),
+        key="explain_token",
+        max_chars=64,
+        help=tr("explain_token_help"),
+    ).strip()
 
-
-def _refusal(text: str) -> str | None:
-    """Why the reader cannot take `text` (from the catalog), or None."""
-    from attention_core.reader import load_shipped
-    from attention_core.reader.run import reader_tokens
-
-    reader = load_shipped()
-    read = reader_tokens(text, reader.vocab)
-    if len(read.tokens) < 2:
-        return tr("explain_empty")
-    if len(read.tokens) > reader.config.context:
-        return tr("explain_too_long", n=len(read.tokens), most=reader.config.context)
-    return None
-
-
-refused = _refusal(settings.text)
+refused = refusal(key, model, settings.text, second, token)
 if refused:
     st.warning(refused)
     st.stop()
+target = second if kind == "encoder" else token or None
 try:
-    found = agreement_or_cancelled(settings.text, method or METHODS[0])
+    found = agreement_or_cancelled(key, model, settings.text, method or METHODS[0], target)
 except Exception:  # a refusal or a failure: a message, never a traceback (a rerun or a
     # stop is a BaseException and passes)
     st.warning(tr("explain_failed"))
@@ -67,7 +94,23 @@ first = found.attributions[method or METHODS[0]]
 keys = found.views.keys
 labels = [first.tokens[int(k)] for k in keys]
 magnitude = np.abs(first.scores[keys])
-st.markdown(tr("explain_target", token=md_escape(first.target_token), logit=first.output))
+if kind == "encoder":
+    said = tr(
+        "explain_target_similarity",
+        model=md_escape(model_name(key)),
+        second=md_escape(first.target_token),
+        value=first.output,
+    )
+elif kind == READER and not token:
+    said = tr("explain_target", token=md_escape(first.target_token), logit=first.output)
+else:
+    said = tr(
+        "explain_target_model",
+        model=md_escape(model_name(key)),
+        token=md_escape(first.target_token),
+        logit=first.output,
+    )
+st.markdown(said)
 if first.completeness_gap is not None:
     change = first.output - first.baseline_output
     st.caption(

@@ -12,7 +12,6 @@ ends the page with its message (`st.stop()`).
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -33,6 +32,7 @@ from ui.cache import (
     lens_neuron,
     lens_value_norms,
 )
+from ui.cancellable import run_or_cancelled
 from ui.common import md_escape, reader_unknown_warning
 from ui.language import tr
 from ui.models import MODEL_STATE, model_label, model_or_stop, result_or_stop, unknown_warning
@@ -241,60 +241,13 @@ def _reader(settings: Settings) -> Subject:
 
 
 # --- every head knocked out: a bar and Cancel while it runs ---------------------------------
-CANCELLED = "lens_ablation_cancelled"
-BAR_AFTER_S = 1.0  # a run expected to take longer than this shows its bar and Cancel
-
-
 def subject_key(lensed: Subject) -> str:
     """What a Cancel applies to: this model on these tokens (another sentence runs again)."""
     return hashlib.sha1("\x00".join([lensed.name, *lensed.tokens]).encode()).hexdigest()
 
 
-def _cancelled(key: str | None) -> None:
-    st.session_state[CANCELLED] = key
-
-
 def effects_or_cancelled(lensed: Subject) -> tuple[np.ndarray, list[tuple[int, int]]] | None:
     """Every head knocked out alone (`lensed.effects`): (L, H) effects and the heads largest
-    first. A run expected to take over BAR_AFTER_S (MiniLM at 512 tokens: ~12 s) shows a bar
-    and Cancel; Cancel reruns the page, which stops the run at its next report, and the page
-    then says so and offers to start again (None until then, for this sentence only)."""
-    key = subject_key(lensed)
-    if st.session_state.get(CANCELLED) == key:
-        st.info(tr("lens_ablation_cancelled"))
-        st.button(  # its click reruns the page with the flag down (a callback: no st.rerun)
-            tr("lens_ablation_again"),
-            key="lens_ablation_again",
-            icon=":material/replay:",
-            on_click=_cancelled,
-            args=(None,),
-        )
-        return None
-    # one container for both: a button drawn where the page's previous run had another button
-    # (Knock out … again) ignored its clicks in Chromium (Streamlit 1.67), so Cancel never
-    # takes that place
-    running = st.container()
-    bar, cancel = running.empty(), running.empty()
-    started = time.monotonic()
-    shown = False
-
-    def progress(done: int, total: int) -> None:
-        nonlocal shown
-        elapsed = time.monotonic() - started
-        if not shown and elapsed / done * total < BAR_AFTER_S:
-            return  # this run ends within a second: no bar to flash
-        if not shown:
-            shown = True
-            cancel.button(
-                tr("lens_ablation_cancel"),
-                key="lens_ablation_cancel",
-                icon=":material/stop_circle:",
-                on_click=_cancelled,
-                args=(key,),
-            )
-        bar.progress(done / total, text=tr("lens_ablation_progress", done=done, total=total))
-
-    found = lensed.effects(progress)
-    bar.empty()
-    cancel.empty()
-    return found
+    first. A run expected to take over a second (MiniLM at 512 tokens: ~12 s) shows a bar
+    and Cancel (`ui.cancellable`); None once cancelled, for this sentence only."""
+    return run_or_cancelled(lensed.effects, key=subject_key(lensed), prefix="lens_ablation")

@@ -47,7 +47,8 @@ class Subject:
     tokens: list[str]  # (n,)
     special: list[bool]  # (n,)
     embeds: Any  # (1, n, C) the input embeddings, detached
-    # decoders: embeds (B, n, C), position → logits (B, V); encoders: embeds → similarity (B,)
+    # decoders: embeds (B, n, C), position → logits (B, V); encoders: embeds → similarity (B,);
+    # `module=` runs it through a stand-in sharing the model's weights (lens.ablation.branched)
     run: Callable[..., Any]
     vocab_size: int  # 0 for an encoder
     barred: dict[int, str]  # target ids refused, and why
@@ -128,8 +129,8 @@ def _reader_subject(reader: Reader, text: str) -> Subject:
     with torch.no_grad():
         embeds = lm.get_input_embeddings()(torch.tensor([ids])).detach()  # (1, n, C)
 
-    def run(e: Any, position: int) -> Any:
-        hidden, _ = lm.hidden_from_embeddings(e)  # (B, n, C)
+    def run(e: Any, position: int, module: Any = None) -> Any:
+        hidden, _ = (module or lm).hidden_from_embeddings(e)  # (B, n, C)
         return hidden[:, position] @ lm.token_embedding.weight.T  # (B, V)
 
     labels = [t.label for t in read.tokens]
@@ -244,14 +245,14 @@ def _decoder_run(loaded: LoadedModel) -> Callable[..., Any]:
             "tokens; load it with AutoModelForCausalLM"
         )
 
-    def run(e: Any, position: int) -> Any:
-        n = e.shape[1]
+    def run(e: Any, position: int, module: Any = None) -> Any:
+        n, m = e.shape[1], model if module is None else module
         mask = torch.ones(e.shape[:2], dtype=torch.long, device=e.device)  # (B, n)
         try:
-            logits = model(inputs_embeds=e, attention_mask=mask, logits_to_keep=n - position)
+            logits = m(inputs_embeds=e, attention_mask=mask, logits_to_keep=n - position)
             return logits.logits[:, 0]  # (B, V), the row at `position`
         except TypeError:  # a model without logits_to_keep
-            return model(inputs_embeds=e, attention_mask=mask).logits[:, position]
+            return m(inputs_embeds=e, attention_mask=mask).logits[:, position]
 
     return run
 
@@ -267,19 +268,21 @@ def _encoder_run(loaded: LoadedModel, second: str | None) -> Callable[..., Any]:
             "can be explained. Give a second sentence as the target (target='…'): the "
             "attribution then explains the similarity of the two sentences' embeddings"
         )
-    base = getattr(loaded.model, "base_model", loaded.model)
 
-    def pooled(**inputs: Any) -> Any:
-        out = base(**inputs).last_hidden_state  # (B, n, C)
+    def pooled(module: Any, **inputs: Any) -> Any:
+        out = getattr(module, "base_model", module)(**inputs).last_hidden_state  # (B, n, C)
         return out.mean(dim=1)  # (B, C); no padding: every position counts
 
     with torch.no_grad():
-        other = pooled(**model_inputs(loaded, second, min(MAX_TOKENS, loaded.max_length)))
+        other = pooled(
+            loaded.model, **model_inputs(loaded, second, min(MAX_TOKENS, loaded.max_length))
+        )
 
-    def run(e: Any) -> Any:
+    def run(e: Any, module: Any = None) -> Any:
         mask = torch.ones(e.shape[:2], dtype=torch.long, device=e.device)  # (B, n)
+        m = loaded.model if module is None else module
         return torch.nn.functional.cosine_similarity(
-            pooled(inputs_embeds=e, attention_mask=mask), other, dim=-1
+            pooled(m, inputs_embeds=e, attention_mask=mask), other, dim=-1
         )  # (B,)
 
     return run

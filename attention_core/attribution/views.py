@@ -7,7 +7,7 @@ same target, read from the model's own forward pass:
     rollout    the row of attention rollout after each layer (L, n) (Abnar & Zuidema 2020;
                `lens.combine`)
     ablation   each head's effect on the target itself: the target with the head knocked
-               out (`lens.ablation.knocked_out`) minus the target as it is (L, H)
+               out (`lens.ablation.branched`) minus the target as it is (L, H)
 
 An encoder's target is its mean-pooled sentence embedding, which reads every position: its
 "row" is the mean of all rows. A causal model's row covers the keys up to its position.
@@ -25,17 +25,13 @@ import numpy as np
 
 from attention_core.attribution.result import Attribution
 from attention_core.attribution.subjects import Subject
-from attention_core.lens.ablation import knocked_out
+from attention_core.lens.ablation import batch_rows, branched
 from attention_core.lens.combine import rollout
 from attention_core.lens.norms import norm_weighted
 from attention_core.lens.reader_lens import reader_attention, reader_norm_weighted
 from attention_core.limits import MAX_TOKENS
-from attention_core.pretrained.parts import attention_layers
 
 __all__ = ["AttentionViews", "attention_views"]
-
-# copies of the text knocked out in one batch (a head each): bounds a batch's activations
-_ABLATION_ROWS = 16
 
 
 @dataclass(frozen=True)
@@ -105,31 +101,19 @@ def _ablation(
     shape: tuple[int, int],
     progress: Callable[[int, int], None] | None,
 ) -> np.ndarray:
-    """(L, H): each head knocked out alone, the target's change; copies in batches, each
-    batch with its own untouched copy as the reference."""
-    import torch
+    """(L, H): each head knocked out alone, the target's change (`lens.ablation.branched`:
+    the layers below each head run once)."""
+    n = len(subject.ids)
 
-    L, H = shape
-    layers = attention_layers(subject.module)
-    pairs = [(layer, head) for layer in range(L) for head in range(H)]
-    effects = np.zeros((L, H))
-
-    def target(e: Any) -> Any:
+    def forward(module: Any, copies: int) -> Any:
+        embeds = subject.embeds.expand(copies, -1, -1)  # (B, n, C)
         if subject.kind == "encoder":
-            return subject.run(e)  # (B,)
-        return subject.run(e, attribution.position)[:, attribution.target]  # (B,)
+            return subject.run(embeds, module=module)  # (B,)
+        logits = subject.run(embeds, attribution.position, module=module)  # (B, V)
+        return logits[:, attribution.target]  # (B,)
 
-    step = _ABLATION_ROWS - 1
-    for start in range(0, len(pairs), step):
-        chunk = pairs[start : start + step]
-        masks = torch.ones(len(chunk) + 1, L, H)  # (B, L, H), row 0 untouched
-        for row, (layer, head) in enumerate(chunk, start=1):
-            masks[row, layer, head] = 0.0
-        embeds = subject.embeds.expand(len(chunk) + 1, -1, -1)  # (B, n, C)
-        with knocked_out(layers, masks), torch.no_grad():
-            out = target(embeds).double()  # (B,)
-        for row, (layer, head) in enumerate(chunk, start=1):
-            effects[layer, head] = float(out[row] - out[0])
-        if progress is not None:
-            progress(start + len(chunk), len(pairs))
-    return effects
+    rows = batch_rows(shape[1], n)  # every head of a layer at once, up to ~50 MB of scores
+    found = branched(subject.module, forward, rows=rows, progress=progress)
+    if found.effects.shape != shape:
+        raise ValueError(f"ablation read {found.effects.shape[:2]} heads, the views {shape}")
+    return found.effects

@@ -29,7 +29,8 @@ Raw attention weights say where a head looks, not what it changes (Jain & Wallac
 Shape legend: L layers, H heads, n tokens, D head size, C model width, B batch.
 
 One file a job: combine (rollout, flow), norms (value norms, norm-weighted), ablation
-(knocking a real model's heads out), toy (the same on the toy model), reader_lens (the lens
+(knocking a real model's heads out; `branched`: each alone, from a cached pass of the
+layers below), toy (the same on the toy model), reader_lens (the lens
 on the trained reader), sink_tokens, neuron, minimal_pairs (row_change);
 attention_core.pretrained.parts is the machinery they share for reading a model's layers
 (found by name, hooked: a transformers model's or the project's own MultiHeadAttention).
@@ -41,8 +42,10 @@ from __future__ import annotations
 
 from attention_core.lens.ablation import (
     AblationResult,
+    Branched,
     HeadEffects,
     ablate,
+    branched,
     head_effects,
     kv_groups,
 )
@@ -76,6 +79,7 @@ from attention_core.pooling import pool_to_words
 __all__ = [
     "FLOW_MAX_TOKENS",
     "AblationResult",
+    "Branched",
     "HeadEffects",
     "NeuronView",
     "ReaderAblation",
@@ -86,6 +90,7 @@ __all__ = [
     "Sinks",
     "ToyEffects",
     "ablate",
+    "branched",
     "flow",
     "head_effects",
     "is_causal",

@@ -1,5 +1,6 @@
 """A real model's heads knocked out, together (`ablate`) or each alone (`head_effects`),
-measured by how far the final hidden states move (cosine distance).
+measured by how far the final hidden states move (cosine distance); and every head knocked
+out alone, each from a cached pass of the layers below it (`branched`).
 
 A head is knocked out by zeroing its slice of the output projection's input, i.e. its
 whole contribution to the residual stream.
@@ -9,6 +10,7 @@ Shape legend: L layers, H heads, n tokens, D head size, C model width, B batch.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,6 +43,12 @@ _ABLATION_FLOATS = 12_600_000
 _ABLATION_ROWS = 16
 
 Progress = Callable[[int, int], None]  # (heads done, heads in all), after each batch
+
+
+def batch_rows(num_heads: int, n: int) -> int:
+    """Rows one ablation batch carries for `num_heads` heads over `n` tokens: at most ~50 MB
+    of attention scores and 16 rows (see above)."""
+    return min(_ABLATION_ROWS, max(2, _ABLATION_FLOATS // (num_heads * n * n)))
 
 
 @dataclass(frozen=True)
@@ -169,33 +177,240 @@ def head_effects(
     batch_size: int | None = None,
     progress: Progress | None = None,
 ) -> HeadEffects:
-    """Knock out every head alone, in batches of copies of the sentence, and measure how far
-    the output moves (see HeadEffects). Each batch carries its own untouched copy as the
-    reference, so the distances compare like with like. `progress(done, total)` is called
-    after each batch (a page draws its bar there, and a cancelled run stops there)."""
+    """Knock out every head alone and measure how far the output moves (see HeadEffects):
+    `branched`, each layer's heads run from a cached pass of the layers below, at most
+    `batch_size` rows a batch, each compared with the untouched output. `progress(done,
+    total)` is called after each batch (a page draws its bar there, and a cancelled run
+    stops there)."""
     import torch
 
-    num_layers, num_heads = layers_and_heads(loaded)
+    num_heads = layers_and_heads(loaded)[1]
     inputs = model_inputs(loaded, text, max_tokens)
-    pairs = [(layer, head) for layer in range(num_layers) for head in range(num_heads)]
-    token = np.zeros((num_layers, num_heads))
-    pooled = np.zeros((num_layers, num_heads))
     n = inputs["input_ids"].shape[1]
     if batch_size is None:
-        batch_size = min(_ABLATION_ROWS, max(2, _ABLATION_FLOATS // (num_heads * n * n)))
-    step = max(1, batch_size - 1)
+        batch_size = batch_rows(num_heads, n)
+    with torch.no_grad():
+        clean = _base(loaded.model)(**inputs).last_hidden_state  # (1, n, C)
+
+    def distances(module: Any, copies: int) -> torch.Tensor:
+        batch = {k: v.expand(copies, -1) for k, v in inputs.items()}  # each (B, n)
+        hidden = _base(module)(**batch).last_hidden_state  # (B, n, C)
+        t = _cosine_distance(hidden, clean).mean(dim=-1)  # (B,)
+        p = _cosine_distance(hidden.mean(dim=1), clean.mean(dim=1))  # (B,)
+        return torch.stack([t, p], dim=-1)  # (B, 2)
+
+    found = branched(loaded.model, distances, rows=batch_size, progress=progress)
+    knocked = found.knocked  # (L, H, 2), each already against the untouched output
+    return HeadEffects(token_distance=knocked[..., 0], pooled_distance=knocked[..., 1])
+
+
+# --- every head alone, from the layers below it run once -------------------------------
+
+# (the model or a stand-in sharing its weights, copies of the input) → the output (B, …)
+Forward = Callable[[Any, int], "torch.Tensor"]
+
+
+@dataclass(frozen=True)
+class Branched:
+    """The output with nothing knocked out, and with each head knocked out alone."""
+
+    clean: np.ndarray  # (…) float64, the output as it is
+    knocked: np.ndarray  # (L, H, …) float64, the output with head h of layer l zeroed
+    shortcut: bool  # True: each layer's heads ran from the cached pass below them
+
+    @property
+    def effects(self) -> np.ndarray:
+        """(L, H, …): knocked − clean."""
+        return self.knocked - self.clean
+
+
+class _NoShortcut(Exception):
+    """The model's forward cannot carry many rows from one input's masks and positions."""
+
+
+def _replay(block: Any, output: Any) -> Any:
+    """A module standing in for a block below the knocked-out layer: it returns what the
+    block returned in the untouched pass, without computing it (attributes the model's
+    forward reads from its blocks, such as an `attention_type`, are the block's own)."""
+    import torch
+
+    class Replay(torch.nn.Module):
+        def forward(self, *args: Any, **kwargs: Any) -> Any:
+            return output
+
+        def __getattr__(self, name: str) -> Any:
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(block, name)
+
+    return Replay()
+
+
+def block_list(model: Any, layers: list[AttentionLayer]) -> tuple[list[str], list[int]] | None:
+    """Where each attention layer's block sits: the path of the ModuleList holding the
+    blocks (from `model`, e.g. ["encoder", "layer"]) and each layer's index in it; None when
+    the layers are not one per block of a single list (then no block can be skipped)."""
+    import torch
+
+    names = {id(m): name for name, m in model.named_modules()}
+    lists = {name for name, m in model.named_modules() if isinstance(m, torch.nn.ModuleList)}
+    found: list[tuple[str, int]] = []
+    for layer in layers:
+        parts = names.get(id(layer.module), "").split(".")
+        spot = next(
+            (
+                (".".join(parts[:k]), int(parts[k]))
+                for k in range(len(parts) - 1, 0, -1)
+                if ".".join(parts[:k]) in lists and parts[k].isdigit()
+            ),
+            None,
+        )
+        if spot is None:
+            return None
+        found.append(spot)
+    paths = {path for path, _ in found}
+    indices = [i for _, i in found]
+    if len(paths) != 1 or indices != sorted(set(indices)):
+        return None
+    return paths.pop().split("."), indices
+
+
+def _stand_in(model: Any, path: list[str], replaced: dict[int, Any]) -> Any:
+    """`model` again with the blocks in `replaced` swapped, by shallow copies of the modules
+    on the way to the block list: every weight, buffer and other block is the model's own,
+    and the model itself is untouched (other threads keep running it as it is)."""
+    root = copy.copy(model)
+    node = root
+    for name in [*path, None]:
+        object.__setattr__(node, "_modules", dict(node._modules))
+        if name is None:
+            break
+        child = copy.copy(node._modules[name])
+        node._modules[name] = child
+        node = child
+    for index, module in replaced.items():
+        node._modules[str(index)] = module
+    return root
+
+
+def _spread(layer: AttentionLayer, keep: torch.Tensor) -> Callable[..., Any]:
+    """A pre-hook on `layer`'s output projection: its one input (1, n, H·D) becomes B rows,
+    row b keeping head h only if keep[b, h] (B, H) is 1."""
+
+    def hook(module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        x = args[0]  # (1, n, H·D)
+        if x.shape[0] != 1:
+            raise ValueError(f"the output projection got {x.shape[0]} rows, not 1")
+        gate = keep.to(x.dtype)[:, None, :, None]  # (B, 1, H, 1)
+        y = x.view(*x.shape[:-1], layer.num_heads, layer.head_dim) * gate  # (B, n, H, D)
+        return (y.reshape(keep.shape[0], *x.shape[1:]), *args[1:])  # (B, n, H·D)
+
+    return hook
+
+
+def branched(
+    model: Any,
+    forward: Forward,
+    *,
+    rows: int = _ABLATION_ROWS,
+    progress: Progress | None = None,
+) -> Branched:
+    """Every head of `model` knocked out alone (its output projection's input slice zeroed),
+    exactly as a rerun of the whole model with that head's output-projection columns zeroed,
+    at a fraction of the cost.
+
+    `forward(m, B)` runs the model's own forward through `m` (the model, or a stand-in that
+    shares its weights) on B copies of the input and returns its output (B, …) (a logit, a
+    similarity, hidden states).
+
+    One untouched pass caches what each block returns. Then, layer by layer, a stand-in
+    replays the blocks below the layer from that cache, runs the layer's attention once, and
+    only from its output projection on carries up to `rows` rows, one head knocked out in
+    each (the rows broadcast against the single input's masks and positions). A model
+    whose layers are not one per block of a list, or whose forward cannot broadcast so (a
+    BLOOM's alibi is built per row), falls back to B whole copies per batch
+    (`knocked_out`), each batch beside its own untouched copy. `progress(done, total)`
+    follows each batch. The model is never changed.
+    """
+    import torch
+
+    layers = attention_layers(model)
+    num_layers, num_heads = len(layers), layers[0].num_heads
+    where = block_list(model, layers)
+    if where is not None:
+        try:
+            return _branched(model, forward, layers, where, rows, progress)
+        except _NoShortcut:
+            pass  # whole copies below
+    pairs = [(layer, head) for layer in range(num_layers) for head in range(num_heads)]
+    with torch.no_grad():
+        clean = forward(model, 1)[0].double()  # (…)
+    knocked = torch.zeros(num_layers, num_heads, *clean.shape, dtype=torch.float64)
+    step = max(1, rows - 1)
     for start in range(0, len(pairs), step):
         chunk = pairs[start : start + step]
-        masks = torch.ones(len(chunk) + 1, num_layers, num_heads)  # row 0: nothing removed
+        masks = torch.ones(len(chunk) + 1, num_layers, num_heads)  # (B, L, H), row 0 untouched
         for row, (layer, head) in enumerate(chunk, start=1):
             masks[row, layer, head] = 0.0
-        hidden = _masked_forward(loaded, inputs, masks)  # (B, n, C)
-        base = hidden[:1]  # (1, n, C)
-        t = _cosine_distance(hidden[1:], base).mean(dim=-1)  # (B-1,)
-        p = _cosine_distance(hidden[1:].mean(dim=1), base.mean(dim=1))  # (B-1,)
-        for row, (layer, head) in enumerate(chunk):
-            token[layer, head] = float(t[row])
-            pooled[layer, head] = float(p[row])
+        with knocked_out(layers, masks), torch.no_grad():
+            out = forward(model, len(chunk) + 1).double()  # (B, …)
+        for row, (layer, head) in enumerate(chunk, start=1):
+            knocked[layer, head] = out[row] - out[0] + clean  # beside its own untouched copy
         if progress is not None:
             progress(start + len(chunk), len(pairs))
-    return HeadEffects(token_distance=token, pooled_distance=pooled)
+    return Branched(clean=clean.numpy(), knocked=knocked.numpy(), shortcut=False)
+
+
+def _branched(
+    model: Any,
+    forward: Forward,
+    layers: list[AttentionLayer],
+    where: tuple[list[str], list[int]],
+    rows: int,
+    progress: Progress | None,
+) -> Branched:
+    import torch
+
+    path, indices = where
+    holder = model.get_submodule(".".join(path))
+    blocks = [holder[i] for i in range(len(holder))]
+    outputs: dict[int, Any] = {}
+
+    def keep_output(index: int) -> Callable[..., None]:
+        def hook(module: Any, args: Any, output: Any) -> None:
+            outputs[index] = output
+
+        return hook
+
+    handles = [
+        block.register_forward_hook(this_thread_only(keep_output(i)))
+        for i, block in enumerate(blocks)
+    ]
+    with temporary_hooks(handles), torch.no_grad():
+        clean = forward(model, 1)[0].double()  # (…)
+    num_layers, num_heads = len(layers), layers[0].num_heads
+    knocked = torch.zeros(num_layers, num_heads, *clean.shape, dtype=torch.float64)
+    total, done = num_layers * num_heads, 0
+    size = max(1, min(rows, num_heads))
+    for number, (layer, index) in enumerate(zip(layers, indices, strict=True)):
+        stand_in = _stand_in(model, path, {j: _replay(blocks[j], outputs[j]) for j in range(index)})
+        for first in range(0, num_heads, size):
+            heads = list(range(first, min(first + size, num_heads)))
+            keep = torch.ones(len(heads), num_heads)  # (B, H)
+            keep[torch.arange(len(heads)), torch.tensor(heads)] = 0.0
+            hook = layer.out_module.register_forward_pre_hook(
+                this_thread_only(_spread(layer, keep))
+            )
+            try:
+                with temporary_hooks([hook]), torch.no_grad():
+                    out = forward(stand_in, 1).double()  # (B, …)
+            except (RuntimeError, ValueError, IndexError, TypeError) as error:
+                raise _NoShortcut(str(error)) from error  # e.g. BLOOM's alibi, built per row
+            if out.shape[0] != len(heads):
+                raise _NoShortcut(f"{out.shape[0]} rows came out for {len(heads)} heads")
+            knocked[number, heads[0] : heads[-1] + 1] = out
+            done += len(heads)
+            if progress is not None:
+                progress(done, total)
+    return Branched(clean=clean.numpy(), knocked=knocked.numpy(), shortcut=True)

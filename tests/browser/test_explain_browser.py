@@ -1,12 +1,16 @@
 """The "Is attention an explanation?" page in real headless Chromium: the two rows of
 tokens painted with the sentence's characters written in them (literally: a typed "<b>"
 stays text), the worked heads and the table drawn, another method picked, the quiz
-answered, then the same page in 中文. Screenshots: tests/artifacts/explain-*.png."""
+answered, then MiniLM chosen (the similarity of the sentence to a second one, with the
+bar and Cancel while it runs), then the same page in 中文. Screenshots:
+tests/artifacts/explain-*.png."""
 
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Page
+
+from tests.support.availability import require_minilm
 
 from .checks import assert_no_exception, collect_page_errors, screenshot
 from .waits import expect_rerun, open_page, plotly_traces, wait_for_charts
@@ -38,9 +42,21 @@ def test_explain_walk_rows_cases_method_quiz_and_language(app_server: str, page:
         area.get_by_role("button", name="Check").click()
     assert area.get_by_text("moved it most", exact=False).count() == 1
 
+    require_minilm()  # skips here without the packaged model, fails under CI
+    with expect_rerun(page):
+        area.get_by_text("MiniLM (sentence similarity)", exact=True).click()
+    assert wait_for_charts(page) >= 2
+    assert area.get_by_text("the similarity of the sentence to", exact=False).count() == 1
+    assert page.get_by_label("Second sentence", exact=False).input_value() == (
+        "A cat is sleeping on the mat."
+    )
+    assert page.locator(".studio-chart b").count() == 0
+    screenshot(page, "explain-minilm-en")
+
     set_language(page, "zh-TW")
     wait_for_charts(page)
     assert area.get_by_text("注意力是解釋嗎？", exact=False).count() >= 1
+    assert area.get_by_text("MiniLM（句子相似度）", exact=True).count() == 1
     screenshot(page, "explain-zh-TW")
     assert_no_exception(page)
     assert not errors, errors

@@ -218,3 +218,80 @@ def test_highlighting_a_markup_token_keeps_it_inert_and_a_shorter_text_resets_it
     at.run()
     assert_healthy(at)
     assert heatmaps(at)[0]["x"] == ["0:only", "1:two"]
+
+
+# --- 1c. the Explain page: odd sentences, markup and targets end in a message ----------------
+@pytest.fixture(scope="module")
+def tiny_llama_folder(tmp_path_factory) -> str:
+    """A tiny causal model written to a folder, as the Pretrained page would load it."""
+    from attention_core.pretrained import build_tiny_model
+
+    return str(build_tiny_model("llama", tmp_path_factory.mktemp("llama")))
+
+
+def explain_with(text: str, lang: str = "en", model: str = "reader", **state):
+    at = open_page("explain", {"text": text, "lang": lang}, state)
+    if model != "reader":
+        at.segmented_control(key="explain_model").set_value(model).run()
+    return at
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+@pytest.mark.parametrize("name", ["empty", "whitespace"])
+def test_explain_says_an_empty_text_has_nothing_to_explain(name, lang):
+    at = explain_with(TEXTS[name], lang)
+    assert_healthy(at)
+    assert warnings(at) == [t("explain_empty", lang)]
+    require_minilm()
+    at = explain_with(TEXTS[name], lang, "minilm")
+    assert_healthy(at)
+    model = md_escape(t("explain_model_minilm", lang))
+    assert warnings(at) == [t("explain_empty_model", lang, model=model)]
+
+
+@pytest.mark.parametrize("model", ["reader", "minilm"])
+def test_explain_refuses_a_million_characters_at_once(model):
+    if model == "minilm":
+        require_minilm()
+    at = explain_with("", "zh-TW", model)  # the link's limit drops such a text: typed, then
+    at.session_state["text"] = "字" * 1_000_000
+    at.run()
+    assert_healthy(at)
+    said = warnings(at)[-1]
+    assert said.startswith(t("explain_too_many_chars", "zh-TW", n=0, most=0).split("0")[0])
+    assert f"{MAX_TEXT_CHARS}" in said and not at.get("progress")
+
+
+@pytest.mark.parametrize("model", ["reader", "minilm"])
+def test_explain_takes_emoji_and_keeps_markup_literal(model):
+    if model == "minilm":
+        require_minilm()
+    for text in (TEXTS["emoji_zwj"], " ".join(MARKUP[:3])):  # within the reader's 64 units
+        at = explain_with(text, "en", model, explain_second=MARKUP[1])  # MiniLM's, literal too
+        assert_healthy(at)
+        specs = charts(at)
+        assert "explain_rows" in specs
+        for key, spec in specs.items():
+            try:
+                assert_drawn_literally(spec)
+            except AssertionError as error:
+                raise AssertionError(f"chart {key}: {error}") from None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_explain_refuses_a_target_token_the_model_cannot_predict(lang, tiny_llama_folder):
+    reader = t("explain_model_reader", lang)
+    for token, due in (
+        ("qqqzzzx", t("explain_token_unknown", lang, token="qqqzzzx", model=reader)),
+        (MARKUP[0], t("explain_token_unknown", lang, token=md_escape(MARKUP[0]), model=reader)),
+        ("[BOS]", t("explain_token_barred", lang, token=md_escape("[BOS]"))),
+    ):
+        at = explain_with("中和有一個永和路", lang, explain_token=token)
+        assert_healthy(at)
+        assert warnings(at) == [due]
+    key = f"pretrained:{tiny_llama_folder}"
+    at = explain_with(
+        "the cat sat", lang, key, _pretrained_model_name=tiny_llama_folder, explain_token="[PAD]"
+    )
+    assert_healthy(at)
+    assert warnings(at) == [t("explain_token_padding", lang, token=md_escape("[PAD]"))]

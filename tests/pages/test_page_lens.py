@@ -187,9 +187,9 @@ def test_a_long_ablation_draws_its_bar_and_cancel_and_takes_them_away_at_the_end
     all 72 heads and a Cancel button while it runs; both are gone once the grid is there."""
     import streamlit.delta_generator as dg
 
-    import ui.lens_sources
+    import ui.cancellable
 
-    monkeypatch.setattr(ui.lens_sources, "BAR_AFTER_S", 0.0)
+    monkeypatch.setattr(ui.cancellable, "BAR_AFTER_S", 0.0)
     drawn: list[object] = []
     progress, button = dg.DeltaGenerator.progress, dg.DeltaGenerator.button
 

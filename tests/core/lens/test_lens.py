@@ -250,10 +250,10 @@ def test_head_effects_rank_every_head_like_one_at_a_time_ablation(loaded) -> Non
 
 def test_head_effects_report_progress_after_each_batch_with_the_same_effects(loaded) -> None:
     """A page draws its bar (and a cancel stops) at each report: reports climb to all 72
-    heads, one per batch, and batching changes no effect."""
+    heads, one per batch of at most 9 rows within a layer, and batching changes no effect."""
     seen: list[tuple[int, int]] = []
     effects = lens.head_effects(loaded, SENTENCE, batch_size=9, progress=lambda *a: seen.append(a))
-    assert [done for done, _ in seen] == [*range(8, 73, 8)]  # 8 heads a batch
+    assert [done for done, _ in seen] == [d + k for d in range(0, 72, 12) for k in (9, 12)]
     assert {total for _, total in seen} == {72}
     whole = lens.head_effects(loaded, SENTENCE)  # one batch of every head
     np.testing.assert_allclose(effects.pooled_distance, whole.pooled_distance, atol=2e-6)
