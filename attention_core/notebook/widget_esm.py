@@ -22,6 +22,8 @@ __all__ = ["WIDGET_CSS", "WIDGET_ESM"]
 WIDGET_CSS = (
     HEAD_VIEW_CSS
     + """
+/* a redraw lays out and paints inside the view only, not JupyterLab's whole notebook */
+.studio-widget .hv-mount { contain: layout paint style; }
 .studio-widget .hv-controls { font: 13px sans-serif; margin-bottom: 6px; display: flex;
   gap: 10px; align-items: center; }
 """
@@ -146,11 +148,14 @@ function render({ model, el }) {
   }
   // a layer's data arrives after its number (Python sends it on the change): draw then
   function show() {
+    const start = performance.now();
     menus();
     if (spec.kind === "figure") showFigure(); else showHead();
     draws += 1;
     box.dataset.layer = String(model.get("layer"));
     box.dataset.draws = String(draws);
+    box.dataset.drawMs = (performance.now() - start).toFixed(1);  // the bench reads it
+    box.dataset.drawnAt = (performance.timeOrigin + start).toFixed(1);
   }
 
   const events = spec.kind === "figure" ? ["change:figure"]
