@@ -46,7 +46,9 @@ __all__ = [
     "EXTRA_HINT",
     "FALLBACK_MAX_WEIGHTS",
     "STATE",
+    "StaticFallback",
     "WidgetSource",
+    "anywidget_module",
     "figure_json",
     "layer_bytes",
     "live_kernel",
@@ -73,7 +75,8 @@ def live_kernel() -> bool:
     return importlib.util.find_spec("comm") is not None
 
 
-def _anywidget() -> Any:
+def anywidget_module() -> Any:
+    """anywidget, imported on first use; ImportError naming the extra without it."""
     try:
         return importlib.import_module("anywidget")
     except ImportError:
@@ -86,7 +89,7 @@ def use_widget(widget: bool | None) -> bool:
     if widget is None:
         return live_kernel() and importlib.util.find_spec("anywidget") is not None
     if widget is True:
-        _anywidget()
+        anywidget_module()
         return True
     if widget is False:
         return False
@@ -123,13 +126,62 @@ def figure_json(figure: Any) -> dict[str, Any]:
     return json.loads(figure.to_json())
 
 
+class StaticFallback:
+    """What every widget keeps of its static view (a mixin before `anywidget.AnyWidget`):
+    `view` (built once, on first use), `data`, `to_html`, `save_html`, and the display
+    data's HTML for frontends without widgets (`fallback_html`: see the module's doc)."""
+
+    def keep_static(self, static: Callable[[], View], *, weights: int, note: str) -> None:
+        """`static` builds the static view; `weights` is its size (L·H·n·k), `note` the
+        line shown instead of it past FALLBACK_MAX_WEIGHTS."""
+        self._static = static
+        self._static_weights = weights
+        self._note = note
+        self._view: View | None = None
+
+    @property
+    def view(self) -> View:
+        """The static view (built once, on first use)."""
+        if self._view is None:
+            self._view = self._static()
+        return self._view
+
+    @property
+    def data(self) -> str:
+        """The static view's HTML fragment (BertViz's `html_action="return"`)."""
+        return self.view.data
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        # the widget for frontends that render widgets; for the rest the static HTML
+        # (a small view) or how to get it (a large one: see the module's docstring)
+        bundle = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        if isinstance(data, dict):
+            data["text/html"] = self.fallback_html()
+        return bundle
+
+    def fallback_html(self) -> str:
+        """The display data's HTML for frontends without widgets."""
+        if self._static_weights <= FALLBACK_MAX_WEIGHTS or not self._note:
+            return self.view.data
+        return f'<p class="studio-nb-widget-note">{html.escape(self._note)}</p>'
+
+    def to_html(self) -> str:
+        """The static view as a whole HTML document (`View.to_html`)."""
+        return self.view.to_html()
+
+    def save_html(self, path: Any) -> Any:
+        """The static view saved as standalone HTML (`View.save_html`)."""
+        return self.view.save_html(path)
+
+
 @cache
 def widget_class() -> type:
     """The AnyWidget subclass (built on first use: anywidget is optional)."""
-    anywidget = _anywidget()
+    anywidget = anywidget_module()
     import traitlets
 
-    class AttentionWidget(anywidget.AnyWidget):
+    class AttentionWidget(StaticFallback, anywidget.AnyWidget):
         """A view as a widget: `layer`, `heads`, `selected`, `hovered`, `scale` synced."""
 
         _esm = WIDGET_ESM
@@ -146,7 +198,7 @@ def widget_class() -> type:
 
         def __init__(self, source: WidgetSource) -> None:
             self._source = source
-            self._view: View | None = None
+            self.keep_static(source.static, weights=source.weights, note=source.note)
             self._ready = False  # the first layer is drawn once, below, not per trait set
             first = source.state.get("layer", source.layers[0])
             scale = source.state.get("scale", "absolute")
@@ -200,42 +252,6 @@ def widget_class() -> type:
                 return
             for name, value in self._source.draw(self.layer, self.scale).items():
                 setattr(self, name, value)
-
-        @property
-        def view(self) -> View:
-            """The static view (built once, on first use)."""
-            if self._view is None:
-                self._view = self._source.static()
-            return self._view
-
-        @property
-        def data(self) -> str:
-            """The static view's HTML fragment (BertViz's `html_action="return"`)."""
-            return self.view.data
-
-        def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-            # the widget for frontends that render widgets; for the rest the static HTML
-            # (a small view) or how to get it (a large one: see the module's docstring)
-            bundle = super()._repr_mimebundle_(**kwargs)
-            data = bundle[0] if isinstance(bundle, tuple) else bundle
-            if isinstance(data, dict):
-                data["text/html"] = self.fallback_html()
-            return bundle
-
-        def fallback_html(self) -> str:
-            """The display data's HTML for frontends without widgets."""
-            source = self._source
-            if source.weights <= FALLBACK_MAX_WEIGHTS or not source.note:
-                return self.view.data
-            return f'<p class="studio-nb-widget-note">{html.escape(source.note)}</p>'
-
-        def to_html(self) -> str:
-            """The static view as a whole HTML document (`View.to_html`)."""
-            return self.view.to_html()
-
-        def save_html(self, path: Any) -> Any:
-            """The static view saved as standalone HTML (`View.save_html`)."""
-            return self.view.save_html(path)
 
     return AttentionWidget
 

@@ -113,6 +113,24 @@ function render({ model, el }) {
     });
   }
 
+  // the query `selected` (from a click or from Python) outlined in every heatmap: rows
+  // are labelled "i:token" (a grid) or "layer l · i:token" (the model view's tiles)
+  function selectedShapes(figure, i) {
+    if (i === null || i === undefined || spec.rows_are_tokens === false) return [];
+    const label = new RegExp("(^|· )" + i + ":");
+    const shapes = [];
+    figure.data.forEach((trace) => {
+      if (trace.type !== "heatmap" || !Array.isArray(trace.y)) return;
+      const x = (trace.xaxis || "x") + " domain", y = trace.yaxis || "y";
+      trace.y.forEach((name, p) => {
+        if (!label.test(String(name))) return;
+        shapes.push({ type: "rect", name: "selected", xref: x, yref: y, x0: 0, x1: 1,
+                      y0: p - 0.5, y1: p + 0.5, line: { color: "#FF2B2B", width: 2 } });
+      });
+    });
+    return shapes;
+  }
+
   let plot = null;
   function showFigure() {
     if (!window.Plotly) {  // once a page; the UMD header sees no module loader
@@ -123,7 +141,10 @@ function render({ model, el }) {
       plot = document.createElement("div");
       mount.appendChild(plot);
     }
-    window.Plotly.react(plot, figure.data, figure.layout,
+    const marks = selectedShapes(figure, model.get("selected"));
+    const layout = { ...figure.layout, shapes: [...(figure.layout.shapes || []), ...marks] };
+    box.dataset.selected = String(model.get("selected"));
+    window.Plotly.react(plot, figure.data, layout,
                         { displaylogo: false, responsive: true }).then(() => {
       if (plot.__studioEvents) return;
       plot.__studioEvents = true;
@@ -158,7 +179,7 @@ function render({ model, el }) {
     box.dataset.drawnAt = (performance.timeOrigin + start).toFixed(1);
   }
 
-  const events = spec.kind === "figure" ? ["change:figure"]
+  const events = spec.kind === "figure" ? ["change:figure", "change:selected"]
     : ["change:weights", "change:heads", "change:selected", "change:scale"];
   events.forEach((name) => model.on(name, show));
   model.on("change:layer", menus);

@@ -53,6 +53,18 @@ CELLS = [
     "view.layer = 2",
     f"big = head_view(weights({L}, {H}, {N}, seed=1), [f't{{i}}' for i in range({N})])\nbig",
     "big.layer = 3\nprint('BYTES', len(big.weights))",
+    # 5..: the grids, the decoder and the attribution as widgets, state both ways
+    "from attention_core.notebook import attribution_view, decode_view, heads_grid, model_view\n"
+    "from attention_core.reader import load_shipped\n"
+    "grid = heads_grid(weights(3, 4, 8), tokens, layer=1)\n"
+    "tiles = model_view(weights(3, 4, 8), tokens)\n"
+    "display(grid, tiles)",
+    "grid.selected = 2\ntiles.selected = 5",
+    "dec = decode_view('reader', '今天天氣很好，我們', steps=4)\n"
+    "att = attribution_view(load_shipped(), '永和<b>路</b>', steps=4)\n"
+    "display(dec, att)",
+    "dec.step = 2\ndec.layer = 1\natt.method = 'occlusion'\natt.layer = 1\natt.head = 2",
+    "print('STATE', dec.selected, att.selected, att.layer, att.head)",
 ]
 
 
@@ -136,5 +148,62 @@ def test_click_reaches_python_and_python_redraws_the_view(
     assert LAYER_BYTES <= layer_bytes <= LAYER_BYTES + OVERHEAD_BYTES
     # the first display: one layer, the script, no static page (3.8 MB at this size)
     assert shown_bytes <= LAYER_BYTES + 2 * OVERHEAD_BYTES
+    assert not errors
+    assert not asked, f"requests left the server: {asked[:5]}"
+
+
+# the y of each outline drawn for `selected` in a cell's figure widget number `i`
+_SELECTED_SHAPES_JS = """([cell, i]) => {
+  const box = document.querySelectorAll('.jp-Notebook .jp-Cell')[cell]
+    .querySelectorAll('.studio-widget')[i];
+  const plot = box.querySelector('.js-plotly-plot');
+  const shapes = (plot.layout.shapes || []).filter((s) => s.name === 'selected');
+  return [shapes.map((s) => s.y0 + 0.5), plot.querySelectorAll('.shapelayer path').length];
+}"""
+
+
+def test_grids_mark_python_selected_and_decoder_attribution_widgets_talk_both_ways(
+    lab: str, lab_page: tuple[Page, list[str]], artifacts_dir: Path
+) -> None:
+    page, asked = lab_page
+    errors = collect_page_errors(page)
+    open_notebook(page, lab)
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    run_cell(page, 0)  # the weights() of the first cells
+    cells.nth(0).locator(".studio-widget .hv-lines line").first.wait_for(state="attached")
+
+    run_cell(page, 5)
+    cells.nth(5).locator(".studio-widget .js-plotly-plot").nth(1).wait_for()
+    run_cell(page, 6)  # selected set in Python: query 2 outlined in every head's heatmap
+    page.wait_for_function(
+        "(c) => [...document.querySelectorAll('.jp-Notebook .jp-Cell')[c]"
+        ".querySelectorAll('.studio-widget')].every((b) => b.dataset.selected !== 'null')",
+        arg=5,
+    )
+    page.wait_for_timeout(500)  # Plotly draws the shapes after react resolves
+    rows, drawn = page.evaluate(_SELECTED_SHAPES_JS, [5, 0])
+    assert rows == [2, 2, 2, 2] and drawn >= 4  # heads_grid: 4 heads, row 2 each
+    rows, drawn = page.evaluate(_SELECTED_SHAPES_JS, [5, 1])
+    # model view: one heatmap, 3 layers of 8 rows and a gap row between them
+    assert rows == [5, 5 + 9, 5 + 18] and drawn >= 3
+
+    run_cell(page, 7)
+    dec = cells.nth(7).locator(".studio-dec-w")
+    att = cells.nth(7).locator(".studio-attr-w")
+    dec.wait_for()
+    att.wait_for()
+    assert dec.get_attribute("data-rows") == "16"  # every layer × head at first
+    run_cell(page, 8)  # Python → views
+    cells.nth(7).locator(".studio-dec-w[data-step='2'][data-rows='4']").wait_for()
+    cells.nth(7).locator(".studio-attr-w[data-method='occlusion'][data-head='2']").wait_for()
+    assert att.locator("tr.row.on").get_attribute("data-layer") == "1"
+    assert att.locator(".tokens.attn .tok").nth(3).text_content() == "<"  # text, not markup
+    dec.locator("tr[data-head='0'] td").nth(3).click()  # views → Python
+    att.locator(".tokens.scores .tok").nth(4).click()
+    assert dec.locator("td.sel").count() == 4  # the column, in each head's row
+    page.wait_for_timeout(300)
+    run_cell(page, 9)
+    assert "STATE 3 4 1 2" in _output(page, 9, "STATE")
+    page.screenshot(path=str(artifacts_dir / "jupyterlab-widgets-more.png"))
     assert not errors
     assert not asked, f"requests left the server: {asked[:5]}"
