@@ -151,6 +151,24 @@ function denseWeights(sparse, n, H, scale, keep, k) {
   return weights;
 }
 
+// the k-th largest of values[0 … count) (1 ≤ k ≤ count, values ≥ 0), as sorting would
+// give it: the values are counted into bins first and only the bin holding it is sorted
+function kthLargest(values, count, k) {
+  let max = 0;
+  for (let i = 0; i < count; i++) if (values[i] > max) max = values[i];
+  const BINS = 4096, scale = max > 0 ? BINS / max : 0;
+  const bin = (v) => Math.min(BINS - 1, Math.floor(v * scale));
+  const counts = new Uint32Array(BINS);
+  for (let i = 0; i < count; i++) counts[bin(values[i])]++;
+  let above = 0, b = BINS - 1;
+  while (above + counts[b] < k) above += counts[b--];
+  const inside = new Float32Array(counts[b]);
+  let at = 0;
+  for (let i = 0; i < count; i++) if (bin(values[i]) === b) inside[at++] = values[i];
+  inside.sort();  // ascending: the (k − above)-th largest is counted from the end
+  return inside[inside.length - (k - above)];
+}
+
 function renderHeadView(component) {
   // `on` (a notebook widget's): select(index | null) when a query is pinned or unpinned,
   // hover(index | null) over a query, heads(active) when a head is switched
@@ -289,10 +307,8 @@ function renderHeadView(component) {
       const row = weights[h][i];
       for (let j = 0; j < k; j++) if (row[j] > 0) all[count++] = row[j];
     }
-    let floor = 0;
-    if (count > openLines) {  // the weight of the openLines-th strongest line
-      floor = all.subarray(0, count).sort()[count - openLines];
-    }
+    // the weight of the openLines-th strongest line (0: every line is drawn)
+    const floor = count > openLines ? kthLargest(all, count, openLines) : 0;
     let drawn = 0;
     for (const h of on) for (let i = 0; i < n && drawn < openLines; i++) {
       const row = weights[h][i];
