@@ -132,7 +132,7 @@ def test_from_model_runs_a_native_model_and_refuses_what_needs_transformers_modu
 
     from attention_core.attribution import AttributionRefused, agreement
     from attention_core.decode import DecodeRefused, decode
-    from attention_core.lens import value_norms
+    from attention_core.lens import ablate, rollout, value_norms
     from attention_core.pretrained import ModelLoadError, from_model, run_model, tiny_family
 
     tokenizer = tiny_family("llama")[1]
@@ -159,6 +159,10 @@ def test_from_model_runs_a_native_model_and_refuses_what_needs_transformers_modu
         agreement(loaded, "the cat sat", steps=2)
     with pytest.raises(ValueError, match=f"{reason}: this lens .*attention projections"):
         value_norms(loaded, "the cat")
+    with pytest.raises(ValueError, match=reason):
+        ablate(loaded, "the cat", [(0, 0)])  # knocking a head out hooks it too
+    # the lens that reads attention only works on it: rollout of TransformerLens's patterns
+    np.testing.assert_allclose(rollout(result.attentions), rollout(own), atol=EXACT, rtol=0)
     with pytest.raises(ModelLoadError, match="no tokenizer"):
         from_model(model)
 
