@@ -2,7 +2,7 @@
 
 With no section names every section runs, in this order: core, server, payload, browser,
 bertviz, notebook, pretrained, lens, poll, reader, visit, atlas, long, long-models, pace,
-decode, attribution, train, load, burst. The
+decode, attribution, widgets, train, load, burst. The
 tables are printed as each section finishes and written, with the raw numbers, to
 bench/results/latest.md and latest.json (git-ignored). A section that fails is reported
 and the others still run; the exit status is then 1.
@@ -96,6 +96,7 @@ IN_PROCESS = {
     "pace": ("section_pace", "run"),  # the clocks tests no longer assert: slots, watch pace
     "decode": ("section_decode", "run"),  # a decoder writing: a reader step, 64 Llama steps
     "attribution": ("section_attribution", "run"),  # integrated gradients, the agreement table
+    "widgets": ("section_widgets", "run"),  # the notebook widgets in JupyterLab: paint, redraw
 }
 
 

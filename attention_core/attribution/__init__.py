@@ -30,6 +30,7 @@ __all__ = [
     "HeadRow",
     "agreement",
     "attribute",
+    "head_table",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -41,6 +42,7 @@ __getattr__, __dir__ = lazy_exports(
         "AttentionViews": "views",
         "HeadRow": "side_by_side",
         "agreement": "side_by_side",
+        "head_table": "side_by_side",
         "Attribution": "result",
         "AttributionRefused": "result",
         "attribute": "run",
@@ -50,5 +52,11 @@ __getattr__, __dir__ = lazy_exports(
 if TYPE_CHECKING:
     from attention_core.attribution.result import METHODS, Attribution, AttributionRefused
     from attention_core.attribution.run import attribute
-    from attention_core.attribution.side_by_side import VIEWS, Agreement, HeadRow, agreement
+    from attention_core.attribution.side_by_side import (
+        VIEWS,
+        Agreement,
+        HeadRow,
+        agreement,
+        head_table,
+    )
     from attention_core.attribution.views import AttentionViews

@@ -36,6 +36,7 @@ __all__ = [
     "HeadRow",
     "agreement",
     "head_agreement",
+    "head_table",
     "kendall_rows",
     "permutation_p",
     "spearman_rows",
@@ -210,6 +211,16 @@ def compare(
     first = next(iter(attributions.values()))
     table = _table(first, views, rho[0], tau[0], p[0])
     return Agreement(dict(attributions), views, rho, tau, p, table)
+
+
+def head_table(result: Agreement, method: str) -> list[HeadRow]:
+    """The table of every head against `method`'s attribution (`result.table` is the
+    first method's)."""
+    if method not in result.attributions:
+        raise ValueError(f"method must be one of {list(result.attributions)}, got {method!r}")
+    a = list(result.attributions).index(method)
+    attribution = result.attributions[method]
+    return _table(attribution, result.views, result.rho[a], result.tau[a], result.p[a])
 
 
 def _view_rows(views: AttentionViews, name: str) -> np.ndarray:

@@ -25,6 +25,7 @@ from typing import Any
 from attention_core.attribution.result import AttributionRefused
 from attention_core.limits import MAX_TEXT_CHARS, MAX_TOKENS
 from attention_core.pooling import ReadablePieces, readable_pieces, word_groups
+from attention_core.pretrained.bridge import NATIVE_REASON, is_native
 from attention_core.pretrained.forward import count_tokens, encode
 from attention_core.pretrained.load import LoadedModel, from_model
 from attention_core.pretrained.parts import model_inputs
@@ -76,6 +77,12 @@ def subject_for(model: Any, text: str, tokenizer: Any, second: str | None) -> Su
         model = load_shipped()
     if isinstance(model, Reader):
         return _reader_subject(model, text)
+    if is_native(model):
+        raise AttributionRefused(
+            NATIVE_REASON.format(
+                what="attribution", needs="input embeddings, which the gradients go through"
+            )
+        )
     if not isinstance(model, LoadedModel):
         if getattr(model, "config", None) is None:
             raise AttributionRefused(

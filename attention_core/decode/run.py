@@ -22,6 +22,7 @@ from attention_core.decode.hf_steps import hf_stepper
 from attention_core.decode.passes import Pass, Stepper
 from attention_core.decode.reader_steps import reader_stepper
 from attention_core.decode.result import MAX_DECODE_STEPS, DecodeRefused, DecodeResult, Step
+from attention_core.pretrained.bridge import NATIVE_REASON, is_native
 from attention_core.reader.weights import Reader
 
 __all__ = ["decode"]
@@ -127,6 +128,13 @@ def _stepper(model: Any, tokenizer: Any) -> Stepper:
         return reader_stepper(model)
     if isinstance(model, Reader):
         return reader_stepper(model)
+    if is_native(model):
+        raise DecodeRefused(
+            NATIVE_REASON.format(
+                what="decoding",
+                needs="its key/value cache, step by step, and its final norm for the lens",
+            )
+        )
     return hf_stepper(model, tokenizer)
 
 

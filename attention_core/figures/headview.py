@@ -19,6 +19,9 @@ when there are more, and the page says so). Hover (or click, to pin) a token on 
 and only its lines remain; a token on the right shows who attends to it. The coloured
 squares above switch heads on and off. Tokens are drawn as SVG text nodes
 (`textContent`), never parsed as HTML. The SVG button saves what is drawn as a vector file.
+`spec.open_lines` (a notebook widget's) draws fewer lines at open, the strongest first, and
+the page offers the rest up to OPEN_LINES (`text.more_lines`): SVG lines cost ~20 µs each
+to create and lay out, so 20 000 of them are most of a redraw.
 
 Shape legend: H heads, n queries, k keys (k = n but in cross-attention).
 """
@@ -148,6 +151,24 @@ function denseWeights(sparse, n, H, scale, keep, k) {
   return weights;
 }
 
+// the k-th largest of values[0 … count) (1 ≤ k ≤ count, values ≥ 0), as sorting would
+// give it: the values are counted into bins first and only the bin holding it is sorted
+function kthLargest(values, count, k) {
+  let max = 0;
+  for (let i = 0; i < count; i++) if (values[i] > max) max = values[i];
+  const BINS = 4096, scale = max > 0 ? BINS / max : 0;
+  const bin = (v) => Math.min(BINS - 1, Math.floor(v * scale));
+  const counts = new Uint32Array(BINS);
+  for (let i = 0; i < count; i++) counts[bin(values[i])]++;
+  let above = 0, b = BINS - 1;
+  while (above + counts[b] < k) above += counts[b--];
+  const inside = new Float32Array(counts[b]);
+  let at = 0;
+  for (let i = 0; i < count; i++) if (bin(values[i]) === b) inside[at++] = values[i];
+  inside.sort();  // ascending: the (k − above)-th largest is counted from the end
+  return inside[inside.length - (k - above)];
+}
+
 function renderHeadView(component) {
   // `on` (a notebook widget's): select(index | null) when a query is pinned or unpinned,
   // hover(index | null) over a query, heads(active) when a head is switched
@@ -265,8 +286,10 @@ function renderHeadView(component) {
   note.className = "hv-note";
   root.appendChild(note);
 
+  // lines are built off the page and added at once (one layout, not one per line)
+  let batch = lines;
   function line(h, i, j, w) {
-    lines.appendChild(svgNode("line", {
+    batch.appendChild(svgNode("line", {
       x1: LEFT_X, y1: i * ROW + ROW / 2, x2: RIGHT_X, y2: j * ROW + ROW / 2,
       stroke: spec.heads[h].color, "stroke-width": 2.5, "stroke-opacity": opacity(w),
       "data-head": h, "data-query": i, "data-key": j, "data-weight": w,
@@ -275,39 +298,52 @@ function renderHeadView(component) {
 
   // every line of every head on, the strongest OPEN_LINES when there are more; returns
   // [drawn, all]
+  let openLines = Math.min(spec.open_lines || OPEN_LINES, OPEN_LINES);
   function drawAll() {
     const on = spec.heads.map((_, h) => h).filter((h) => active[h]);
+    const all = new Float32Array(on.length * n * k);  // the non-zero weights, one pass
     let count = 0;
-    for (const h of on) for (let i = 0; i < n; i++) for (let j = 0; j < k; j++) {
-      if (weights[h][i][j] > 0) count++;
+    for (const h of on) for (let i = 0; i < n; i++) {
+      const row = weights[h][i];
+      for (let j = 0; j < k; j++) if (row[j] > 0) all[count++] = row[j];
     }
-    let floor = 0;
-    if (count > OPEN_LINES) {  // the weight of the OPEN_LINES-th strongest line
-      const all = new Float32Array(count);
-      let at = 0;
-      for (const h of on) for (let i = 0; i < n; i++) for (let j = 0; j < k; j++) {
-        if (weights[h][i][j] > 0) all[at++] = weights[h][i][j];
-      }
-      all.sort();
-      floor = all[count - OPEN_LINES];
-    }
+    // the weight of the openLines-th strongest line (0: every line is drawn)
+    const floor = count > openLines ? kthLargest(all, count, openLines) : 0;
     let drawn = 0;
-    for (const h of on) for (let i = 0; i < n; i++) for (let j = 0; j < k; j++) {
-      const w = weights[h][i][j];
-      if (w > 0 && w >= floor && drawn < OPEN_LINES) { line(h, i, j, w); drawn++; }
+    for (const h of on) for (let i = 0; i < n && drawn < openLines; i++) {
+      const row = weights[h][i];
+      for (let j = 0; j < k; j++) {
+        const w = row[j];
+        if (w > 0 && w >= floor && drawn < openLines) { line(h, i, j, w); drawn++; }
+      }
     }
     return [drawn, count];
   }
 
+  // the rest of the lines at open, on demand (where `spec.open_lines` drew fewer)
+  const more = document.createElement("button");
+  more.className = "hv-more";
+  more.hidden = true;
+  more.onclick = () => { openLines = OPEN_LINES; draw(pinned); };
+  bar.appendChild(more);
+
   function draw(focus) {
     lines.replaceChildren();
+    batch = document.createDocumentFragment();
     for (const side of ["q", "k"]) labels[side].forEach((t) => t.classList.remove("pinned"));
     let notes = spec.text.note ? [spec.text.note] : [];
+    more.hidden = true;
     if (!focus) {
       const [drawn, count] = drawAll();
+      lines.appendChild(batch);
       if (drawn < count && spec.text.open_cap) {
         notes.push(spec.text.open_cap.replace("{shown}", drawn.toLocaleString())
                                      .replace("{total}", count.toLocaleString()));
+      }
+      if (drawn < Math.min(count, OPEN_LINES) && spec.text.more_lines) {
+        more.textContent = spec.text.more_lines
+          .replace("{count}", Math.min(count, OPEN_LINES).toLocaleString());
+        more.hidden = false;
       }
       note.textContent = notes.join(" ");
       return;
@@ -323,6 +359,7 @@ function renderHeadView(component) {
         if (w > 0) line(h, i, j, w);
       }
     });
+    lines.appendChild(batch);
   }
   draw(pinned);
 }

@@ -14,7 +14,9 @@
     attribution_view(model, text, target=…, tokenizer=…)   attention beside attribution
 
 In a live kernel the views are anywidget widgets sharing `layer`, `heads`, `selected`,
-`hovered` and `scale` with Python (`widget=`; attention_core.notebook.widget). A
+`hovered` and `scale` with Python (`widget=`; attention_core.notebook.widget), the
+decoder's `step` and the attribution's `method` and `head` too (decode_widget,
+attribution_widget). A
 TransformerLens `ActivationCache` is taken as `attention` (`head_view(cache, tokens)`);
 `attention_core.notebook.circuitsvis` has CircuitsVis's attention calls.
 

@@ -8,7 +8,8 @@ target's attention rollout, the attribution's magnitude) and the agreement table
     view.scores, view.attention, view.rho   # the arrays behind the picture
 
 The page is plain HTML: every token and label escaped, colours as inline styles, no
-script and nothing from a CDN.
+script and nothing from a CDN. In a live kernel the view is a widget instead (`widget=`;
+notebook/attribution_widget.py).
 
 Shape legend: n tokens, m keys compared, A methods, V views, L layers, H heads.
 """
@@ -20,9 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from attention_core.attribution import Agreement, agreement
+from attention_core.attribution import Agreement, agreement, head_table
 from attention_core.i18n import DEFAULT_LANG, t
+from attention_core.notebook.attribution_widget import attribution_widget
 from attention_core.notebook.html import View
+from attention_core.notebook.widget import use_widget
 
 __all__ = ["AttributionView", "attribution_view"]
 
@@ -53,9 +56,15 @@ def attribution_view(
     method: str = "integrated_gradients",
     steps: int = 32,
     lang: str = DEFAULT_LANG,
-) -> AttributionView:
+    widget: bool | None = None,
+) -> Any:
     """`agreement(model, text, …)` (same arguments, same refusals) with `method` first,
-    drawn as two rows of tokens and the table of every head."""
+    drawn as two rows of tokens and the table of every head.
+
+    `widget` as the other views take it (attention_core.notebook.widget): in a live kernel
+    (None) or with True a widget sharing `method`, `layer`, `head` and `selected` with
+    Python (attention_core.notebook.attribution_widget); False the static
+    `AttributionView`."""
     others = [m for m in ("integrated_gradients", "input_x_gradient", "occlusion") if m != method]
     result = agreement(
         model,
@@ -67,7 +76,22 @@ def attribution_view(
         steps=steps,
     )
     title = f"{t('nb_attribution', lang)}: {next(iter(result.attributions.values())).model}"
-    return AttributionView(_body(result, title, lang), title=title, result=result)
+
+    def static() -> AttributionView:
+        return AttributionView(_body(result, title, lang), title=title, result=result)
+
+    if not use_widget(widget):
+        return static()
+    return attribution_widget(
+        result,
+        title=title,
+        what=lambda a: _what(a, lang),
+        gap=lambda a: _gap(a, lang),
+        table=lambda name: [_row_cells(row, lang) for row in head_table(result, name)],
+        columns=[t(f"nb_attribution_{c}", lang) for c in COLUMNS],
+        lang=lang,
+        static=static,
+    )
 
 
 def _cells(labels: list[str], values: np.ndarray, colour: str) -> str:
@@ -90,24 +114,43 @@ def _verdict(row: Any, lang: str) -> str:
     return t(f"nb_attribution_{row.verdict}", lang)
 
 
+COLUMNS = ("layer", "head", "rho", "tau", "p", "norm", "ablation", "verdict")
+
+
+def _what(first: Any, lang: str) -> str:
+    """The line that says what is explained (the target, the method)."""
+    if first.kind == "encoder":
+        return t("nb_attribution_similarity", lang, target=first.target_token, method=first.method)
+    return t(
+        "nb_attribution_target",
+        lang,
+        target=first.target_token,
+        position=first.position,
+        method=first.method,
+    )
+
+
+def _gap(first: Any, lang: str) -> str:
+    """Integrated gradients' completeness gap as a line, or "" for the other methods."""
+    if first.completeness_gap is None:
+        return ""
+    return t("nb_attribution_gap", lang, gap=f"{first.completeness_gap:.2%}")
+
+
+def _row_cells(row: Any, lang: str) -> list[str]:
+    """One head's row of the table, as the page writes it."""
+    numbers = (row.rho, row.tau, row.p, row.norm_rho, row.ablation)
+    cells = [str(row.layer), str(row.head), *(f"{x:.{DIGITS}g}" for x in numbers)]
+    return [*cells, _verdict(row, lang)]
+
+
 def _body(result: Agreement, title: str, lang: str) -> str:
     first = next(iter(result.attributions.values()))
     keys = result.views.keys
     labels = [first.tokens[int(k)] for k in keys]
-    if first.kind == "encoder":
-        what = t("nb_attribution_similarity", lang, target=first.target_token, method=first.method)
-    else:
-        what = t(
-            "nb_attribution_target",
-            lang,
-            target=first.target_token,
-            position=first.position,
-            method=first.method,
-        )
-    lines = [f"<b>{html.escape(title)}</b>", f"<p>{html.escape(what)}</p>"]
+    lines = [f"<b>{html.escape(title)}</b>", f"<p>{html.escape(_what(first, lang))}</p>"]
     if first.completeness_gap is not None:
-        gap = t("nb_attribution_gap", lang, gap=f"{first.completeness_gap:.2%}")
-        lines.append(f"<p>{html.escape(gap)}</p>")
+        lines.append(f"<p>{html.escape(_gap(first, lang))}</p>")
     for key, values, colour in (
         ("nb_attribution_attention", result.views.rollout[-1], "31,119,180"),
         ("nb_attribution_scores", np.abs(first.scores[keys]), "214,39,40"),
@@ -115,13 +158,10 @@ def _body(result: Agreement, title: str, lang: str) -> str:
         lines.append(
             f"<p>{html.escape(t(key, lang))}</p><div>{_cells(labels, values, colour)}</div>"
         )
-    columns = ("layer", "head", "rho", "tau", "p", "norm", "ablation", "verdict")
-    head = "".join(f"<th>{html.escape(t(f'nb_attribution_{c}', lang))}</th>" for c in columns)
+    head = "".join(f"<th>{html.escape(t(f'nb_attribution_{c}', lang))}</th>" for c in COLUMNS)
     rows = []
     for row in result.table:
-        numbers = (row.rho, row.tau, row.p, row.norm_rho, row.ablation)
-        cells = [str(row.layer), str(row.head), *(f"{x:.{DIGITS}g}" for x in numbers)]
-        cells.append(_verdict(row, lang))
+        cells = _row_cells(row, lang)
         rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
     lines.append(f'<table style="border-collapse:collapse"><tr>{head}</tr>{"".join(rows)}</table>')
     return '<div class="studio-attr" style="font:13px sans-serif">' + "".join(lines) + "</div>"

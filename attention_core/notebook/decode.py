@@ -10,6 +10,7 @@ Per step: the prefix as a strip, the row that chose the token in every layer × 
 line of cells per head over the t positions), the model's top-5 with probabilities, the
 logit lens (each layer's likeliest token) and the cache's size. The numbers are on the
 view (`result`, `attention`, `top_probs`…), the picture is inline HTML and script (no CDN).
+In a live kernel the view is a widget instead (`widget=`; notebook/decode_widget.py).
 
 Shape legend: S steps, L layers, H heads, t positions a step's query met, k alternatives.
 """
@@ -24,7 +25,9 @@ import numpy as np
 
 from attention_core.decode import DecodeResult, decode
 from attention_core.i18n import DEFAULT_LANG, t
+from attention_core.notebook.decode_widget import decode_widget
 from attention_core.notebook.html import View, json_for_script
+from attention_core.notebook.widget import use_widget
 
 __all__ = ["DecodeView", "decode_view"]
 
@@ -56,9 +59,15 @@ def decode_view(
     top_k: int | None = None,
     seed: int = 0,
     lang: str = DEFAULT_LANG,
-) -> DecodeView:
+    widget: bool | None = None,
+) -> Any:
     """`decode(model, prompt, steps, …)` (same arguments, same refusals) drawn as a step
-    slider. With no step written the view says so instead of drawing."""
+    slider. With no step written the view says so instead of drawing.
+
+    `widget` as the other views take it (attention_core.notebook.widget): in a live kernel
+    (None) or with True a widget sharing `step`, `layer`, `heads` and `selected` with
+    Python (attention_core.notebook.decode_widget); False, or no step written, the
+    static `DecodeView`."""
     result = decode(
         model,
         prompt,
@@ -70,7 +79,14 @@ def decode_view(
         seed=seed,
     )
     title = f"{t('nb_decode', lang)}: {result.model}"
-    return DecodeView(_body(result, title, lang), title=title, result=result)
+
+    def static() -> DecodeView:
+        return DecodeView(_body(result, title, lang), title=title, result=result)
+
+    if not use_widget(widget) or not result.steps:
+        return static()
+    page = _page_data(result, lang)
+    return decode_widget(result, page, title=title, lang=lang, static=static)
 
 
 def _page_data(result: DecodeResult, lang: str) -> dict[str, Any]:

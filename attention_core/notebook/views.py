@@ -28,7 +28,7 @@ from attention_core.i18n import DEFAULT_LANG, t
 from attention_core.notebook.html import View, figure_body
 from attention_core.notebook.inputs import Attention, NotebookInputError, as_attention
 from attention_core.notebook.sections import head_view_body, sections
-from attention_core.notebook.sources import figure_source, head_source
+from attention_core.notebook.sources import figure_source, head_source, widget_note
 from attention_core.notebook.widget import make_widget, use_widget
 
 __all__ = ["head_view", "heads_grid", "model_view"]
@@ -187,6 +187,8 @@ def model_view(
             layer=None,
             lang=lang,
             static=static,
+            weights=int(att.weights.size),
+            note=widget_note(t("nb_model_view", lang), att.weights, lang),
         )
         return make_widget(source)
     _widget(widget, False)
@@ -266,5 +268,7 @@ def heads_grid(
             layer=layer,
             lang=lang,
             static=static,
+            weights=int(att.weights[0].size),
+            note=widget_note(t("nb_heads", lang), att.weights[:1], lang),
         )
     )

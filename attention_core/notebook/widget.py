@@ -9,9 +9,12 @@
 comms (Jupyter, JupyterLab, VS Code, Colab) when anywidget is installed, and the static
 `View` elsewhere; `widget=True` always the `anywidget.AnyWidget` (marimo:
 `mo.ui.anywidget(head_view(..., widget=True))`); `widget=False` the static view.
-A widget still carries its static view: its display data holds the standalone HTML next
-to the widget, so nbconvert, a saved notebook or a frontend without widgets shows the
-picture, and `save_html` / `to_html` / `data` are the static view's.
+A widget still carries its static view: `save_html` / `to_html` / `data` are the static
+view's, built on first use. Its display data holds, next to the widget, the standalone
+HTML for a small view (up to FALLBACK_MAX_WEIGHTS weights: nbconvert, a saved notebook or
+a frontend without widgets shows the picture) and a line saying how to get it for a larger
+one: building and shipping a 128-token model's static page (3.8 MB) in the cell that shows
+the widget tripled its time to paint.
 
 Traffic per change is one layer: the model's weights stay in the kernel, a `layer` change
 sends that layer's H × n × k float32 weights (the head view) or that layer's figure.
@@ -22,6 +25,7 @@ Shape legend: H heads, n queries, k keys.
 
 from __future__ import annotations
 
+import html
 import importlib
 import importlib.util
 import json
@@ -40,8 +44,11 @@ from attention_core.notebook.widget_esm import WIDGET_CSS, WIDGET_ESM
 
 __all__ = [
     "EXTRA_HINT",
+    "FALLBACK_MAX_WEIGHTS",
     "STATE",
+    "StaticFallback",
     "WidgetSource",
+    "anywidget_module",
     "figure_json",
     "layer_bytes",
     "live_kernel",
@@ -53,6 +60,7 @@ __all__ = [
 
 EXTRA_HINT = "pip install 'attention-studio[widgets]' (anywidget)"
 STATE = ("layer", "heads", "selected", "hovered", "scale")  # synced both ways
+FALLBACK_MAX_WEIGHTS = 200_000  # L·H·n·k up to which the display data holds the static view
 
 
 def live_kernel() -> bool:
@@ -67,7 +75,8 @@ def live_kernel() -> bool:
     return importlib.util.find_spec("comm") is not None
 
 
-def _anywidget() -> Any:
+def anywidget_module() -> Any:
+    """anywidget, imported on first use; ImportError naming the extra without it."""
     try:
         return importlib.import_module("anywidget")
     except ImportError:
@@ -80,7 +89,7 @@ def use_widget(widget: bool | None) -> bool:
     if widget is None:
         return live_kernel() and importlib.util.find_spec("anywidget") is not None
     if widget is True:
-        _anywidget()
+        anywidget_module()
         return True
     if widget is False:
         return False
@@ -103,6 +112,8 @@ class WidgetSource:
     draw: Callable[[int, str], dict[str, Any]]
     static: Callable[[], View]
     state: dict[str, Any] = field(default_factory=dict)  # the first layer, heads…
+    weights: int = 0  # L·H·n·k: what the static view would carry
+    note: str = ""  # the display data's HTML line for a view past FALLBACK_MAX_WEIGHTS
 
 
 def layer_bytes(weights: np.ndarray) -> bytes:
@@ -115,13 +126,62 @@ def figure_json(figure: Any) -> dict[str, Any]:
     return json.loads(figure.to_json())
 
 
+class StaticFallback:
+    """What every widget keeps of its static view (a mixin before `anywidget.AnyWidget`):
+    `view` (built once, on first use), `data`, `to_html`, `save_html`, and the display
+    data's HTML for frontends without widgets (`fallback_html`: see the module's doc)."""
+
+    def keep_static(self, static: Callable[[], View], *, weights: int, note: str) -> None:
+        """`static` builds the static view; `weights` is its size (L·H·n·k), `note` the
+        line shown instead of it past FALLBACK_MAX_WEIGHTS."""
+        self._static = static
+        self._static_weights = weights
+        self._note = note
+        self._view: View | None = None
+
+    @property
+    def view(self) -> View:
+        """The static view (built once, on first use)."""
+        if self._view is None:
+            self._view = self._static()
+        return self._view
+
+    @property
+    def data(self) -> str:
+        """The static view's HTML fragment (BertViz's `html_action="return"`)."""
+        return self.view.data
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        # the widget for frontends that render widgets; for the rest the static HTML
+        # (a small view) or how to get it (a large one: see the module's docstring)
+        bundle = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        if isinstance(data, dict):
+            data["text/html"] = self.fallback_html()
+        return bundle
+
+    def fallback_html(self) -> str:
+        """The display data's HTML for frontends without widgets."""
+        if self._static_weights <= FALLBACK_MAX_WEIGHTS or not self._note:
+            return self.view.data
+        return f'<p class="studio-nb-widget-note">{html.escape(self._note)}</p>'
+
+    def to_html(self) -> str:
+        """The static view as a whole HTML document (`View.to_html`)."""
+        return self.view.to_html()
+
+    def save_html(self, path: Any) -> Any:
+        """The static view saved as standalone HTML (`View.save_html`)."""
+        return self.view.save_html(path)
+
+
 @cache
 def widget_class() -> type:
     """The AnyWidget subclass (built on first use: anywidget is optional)."""
-    anywidget = _anywidget()
+    anywidget = anywidget_module()
     import traitlets
 
-    class AttentionWidget(anywidget.AnyWidget):
+    class AttentionWidget(StaticFallback, anywidget.AnyWidget):
         """A view as a widget: `layer`, `heads`, `selected`, `hovered`, `scale` synced."""
 
         _esm = WIDGET_ESM
@@ -138,7 +198,8 @@ def widget_class() -> type:
 
         def __init__(self, source: WidgetSource) -> None:
             self._source = source
-            self._view: View | None = None
+            self.keep_static(source.static, weights=source.weights, note=source.note)
+            self._ready = False  # the first layer is drawn once, below, not per trait set
             first = source.state.get("layer", source.layers[0])
             scale = source.state.get("scale", "absolute")
             plotly = PLOTLY_BUNDLE.read_text(encoding="utf-8") if source.kind == "figure" else ""
@@ -150,6 +211,7 @@ def widget_class() -> type:
                 plotly_js=plotly,
                 **source.draw(first, scale),
             )
+            self._ready = True
 
         @traitlets.validate("layer")
         def _check_layer(self, proposal: Any) -> int:
@@ -186,36 +248,10 @@ def widget_class() -> type:
         @traitlets.observe("layer", "scale")
         def _redraw(self, _change: Any) -> None:
             # one layer's data, sent after the number (the script draws when it arrives)
+            if not self._ready:
+                return
             for name, value in self._source.draw(self.layer, self.scale).items():
                 setattr(self, name, value)
-
-        @property
-        def view(self) -> View:
-            """The static view (built once, on first use)."""
-            if self._view is None:
-                self._view = self._source.static()
-            return self._view
-
-        @property
-        def data(self) -> str:
-            """The static view's HTML fragment (BertViz's `html_action="return"`)."""
-            return self.view.data
-
-        def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-            # the widget for frontends that render widgets, the static HTML for the rest
-            bundle = super()._repr_mimebundle_(**kwargs)
-            data = bundle[0] if isinstance(bundle, tuple) else bundle
-            if isinstance(data, dict):
-                data["text/html"] = self.view.data
-            return bundle
-
-        def to_html(self) -> str:
-            """The static view as a whole HTML document (`View.to_html`)."""
-            return self.view.to_html()
-
-        def save_html(self, path: Any) -> Any:
-            """The static view saved as standalone HTML (`View.save_html`)."""
-            return self.view.save_html(path)
 
     return AttentionWidget
 

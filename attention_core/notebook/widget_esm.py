@@ -22,6 +22,8 @@ __all__ = ["WIDGET_CSS", "WIDGET_ESM"]
 WIDGET_CSS = (
     HEAD_VIEW_CSS
     + """
+/* a redraw lays out and paints inside the view only, not JupyterLab's whole notebook */
+.studio-widget .hv-mount { contain: layout paint style; }
 .studio-widget .hv-controls { font: 13px sans-serif; margin-bottom: 6px; display: flex;
   gap: 10px; align-items: center; }
 """
@@ -111,6 +113,24 @@ function render({ model, el }) {
     });
   }
 
+  // the query `selected` (from a click or from Python) outlined in every heatmap: rows
+  // are labelled "i:token" (a grid) or "layer l · i:token" (the model view's tiles)
+  function selectedShapes(figure, i) {
+    if (i === null || i === undefined || spec.rows_are_tokens === false) return [];
+    const label = new RegExp("(^|· )" + i + ":");
+    const shapes = [];
+    figure.data.forEach((trace) => {
+      if (trace.type !== "heatmap" || !Array.isArray(trace.y)) return;
+      const x = (trace.xaxis || "x") + " domain", y = trace.yaxis || "y";
+      trace.y.forEach((name, p) => {
+        if (!label.test(String(name))) return;
+        shapes.push({ type: "rect", name: "selected", xref: x, yref: y, x0: 0, x1: 1,
+                      y0: p - 0.5, y1: p + 0.5, line: { color: "#FF2B2B", width: 2 } });
+      });
+    });
+    return shapes;
+  }
+
   let plot = null;
   function showFigure() {
     if (!window.Plotly) {  // once a page; the UMD header sees no module loader
@@ -121,7 +141,10 @@ function render({ model, el }) {
       plot = document.createElement("div");
       mount.appendChild(plot);
     }
-    window.Plotly.react(plot, figure.data, figure.layout,
+    const marks = selectedShapes(figure, model.get("selected"));
+    const layout = { ...figure.layout, shapes: [...(figure.layout.shapes || []), ...marks] };
+    box.dataset.selected = String(model.get("selected"));
+    window.Plotly.react(plot, figure.data, layout,
                         { displaylogo: false, responsive: true }).then(() => {
       if (plot.__studioEvents) return;
       plot.__studioEvents = true;
@@ -146,14 +169,17 @@ function render({ model, el }) {
   }
   // a layer's data arrives after its number (Python sends it on the change): draw then
   function show() {
+    const start = performance.now();
     menus();
     if (spec.kind === "figure") showFigure(); else showHead();
     draws += 1;
     box.dataset.layer = String(model.get("layer"));
     box.dataset.draws = String(draws);
+    box.dataset.drawMs = (performance.now() - start).toFixed(1);  // the bench reads it
+    box.dataset.drawnAt = (performance.timeOrigin + start).toFixed(1);
   }
 
-  const events = spec.kind === "figure" ? ["change:figure"]
+  const events = spec.kind === "figure" ? ["change:figure", "change:selected"]
     : ["change:weights", "change:heads", "change:selected", "change:scale"];
   events.forEach((name) => model.on(name, show));
   model.on("change:layer", menus);

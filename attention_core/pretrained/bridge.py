@@ -6,8 +6,13 @@ the original as `_original_component`): the model no longer returns attentions a
 be deep-copied, so `eager_twin` cannot read it. `transformers_model` builds the same
 architecture again from its config (eager attention) and gives it the bridge's own weight
 tensors (shared, not copied): the lens, decoding and attribution then run on the model's
-weights. A TransformerLens-native model (`boot_native`, or a 2/3 `HookedTransformer`) has
-no transformers model inside: its views read its cache (`head_view(cache, tokens)`).
+weights. A TransformerLens-native model (`boot_native`) has no transformers model inside:
+`NativeModel` runs it as a causal LM that returns `logits` and `attentions` (its cache's
+`hook_pattern`s, the numbers TransformerLens computes), which is all `run_model` and the
+views need; the lens's hooks, decoding and attribution read a transformers model's modules
+(projections by name, a key/value cache, input embeddings) and refuse it with
+NATIVE_REASON. A 2/3 `HookedTransformer` is read through its cache
+(`head_view(cache, tokens)`).
 https://transformerlensorg.github.io/TransformerLens/ (migrating to v4).
 """
 
@@ -16,7 +21,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["is_lens_model", "transformers_model"]
+__all__ = [
+    "NATIVE_REASON",
+    "is_lens_model",
+    "is_native",
+    "native_model",
+    "transformers_model",
+    "wraps_transformers",
+]
 
 _WRAPPED = "._original_component"
 NATIVE_HINT = (
@@ -24,6 +36,111 @@ NATIVE_HINT = (
     "head_view(cache, model.to_str_tokens(tokens)); the lens, decoding and attribution need "
     "a transformers model: TransformerBridge.boot_transformers(name, hf_model=...)"
 )
+
+
+NATIVE_REASON = (
+    "a TransformerLens-native model has no transformers modules: {what} reads a "
+    "transformers model's own ({needs}); its attention and logits are read (run_model, the "
+    "views), or wrap a transformers model: TransformerBridge.boot_transformers(name, "
+    "hf_model=...)"
+)
+_PATTERN = "hook_pattern"
+
+
+def is_native(model: Any) -> bool:
+    """A TransformerLens-native model: a `boot_native` TransformerBridge, its `NativeModel`,
+    or a LoadedModel (`from_model`) holding one."""
+    inner = getattr(model, "model", None)
+    if getattr(inner, "is_transformer_lens_native", False) is True:
+        return True
+    if getattr(model, "is_transformer_lens_native", False) is True:
+        return True
+    return type(model).__name__ == "TransformerBridge" and not wraps_transformers(model)
+
+
+def native_model(bridge: Any) -> Any:
+    """A `boot_native` TransformerBridge as a `NativeModel` (see the module's docstring)."""
+    import torch
+
+    class NativeModel(torch.nn.Module):
+        """`bridge` as transformers' causal LM calls go: `model(input_ids,
+        output_attentions=True)` → `.logits` (B, n, V) and `.attentions`, one (B, H, n, n)
+        per layer, each its cache's `blocks.{l}.attn.hook_pattern`."""
+
+        is_transformer_lens_native = True
+
+        def __init__(self, lens: Any) -> None:
+            super().__init__()
+            object.__setattr__(self, "lens", lens)  # not a submodule: never copied
+            cfg = lens.cfg
+            self.config = _NativeConfig(
+                name=getattr(cfg, "model_name", None) or "TransformerLensNative",
+                layers=int(cfg.n_layers),
+                heads=int(cfg.n_heads),
+                context=int(cfg.n_ctx),
+                vocab=int(cfg.d_vocab),
+            )
+
+        def get_input_embeddings(self) -> Any:
+            return _Rows(self.config.vocab_size)
+
+        def forward(
+            self,
+            input_ids: Any,
+            attention_mask: Any = None,
+            output_attentions: bool = False,
+            **_unused: Any,
+        ) -> Any:
+            if attention_mask is not None and not bool(attention_mask.all()):
+                raise ValueError(
+                    "a TransformerLens-native model reads no attention mask: pass one "
+                    "sentence without padding"
+                )
+            logits, cache = self.lens.run_with_cache(
+                input_ids, names_filter=lambda name: name.endswith(_PATTERN)
+            )  # (B, n, V)
+            layers = range(self.config.num_hidden_layers)
+            attentions = tuple(cache["pattern", layer] for layer in layers)  # L × (B, H, n, n)
+            return _NativeOutput(logits, attentions if output_attentions else None)
+
+    return NativeModel(bridge)
+
+
+class _Rows:
+    """What `get_input_embeddings()` is asked for: its number of rows (the vocabulary)."""
+
+    def __init__(self, rows: int) -> None:
+        self.num_embeddings = rows
+
+
+class _NativeOutput:
+    def __init__(self, logits: Any, attentions: Any) -> None:
+        self.logits = logits
+        self.attentions = attentions
+
+
+class _NativeConfig:
+    """The few config fields `from_model` and `run_model` read."""
+
+    is_encoder_decoder = False
+    is_decoder = True
+    model_type = "transformer_lens_native"
+    eos_token_id = None
+    pad_token_id = None
+    architectures = ("TransformerLensNativeForCausalLM",)
+
+    def __init__(self, *, name: str, layers: int, heads: int, context: int, vocab: int) -> None:
+        self._name_or_path = name
+        self.num_hidden_layers = layers
+        self.num_attention_heads = heads
+        self.max_position_embeddings = context
+        self.vocab_size = vocab
+
+
+def wraps_transformers(model: Any) -> bool:
+    """A TransformerBridge around a transformers model (`boot_transformers`)."""
+    config = getattr(getattr(model, "original_model", None), "config", None)
+    return config is not None and hasattr(config, "model_type")
 
 
 def is_lens_model(model: Any) -> bool:

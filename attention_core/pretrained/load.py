@@ -24,7 +24,12 @@ from urllib.parse import urlparse
 import numpy as np
 
 from attention_core.limits import MAX_LONG_TOKENS, ROW_SUM_TOLERANCE
-from attention_core.pretrained.bridge import is_lens_model, transformers_model
+from attention_core.pretrained.bridge import (
+    is_lens_model,
+    native_model,
+    transformers_model,
+    wraps_transformers,
+)
 from attention_core.pretrained.forward import forward_pass, model_family
 from attention_core.resources import minilm_dir
 
@@ -306,11 +311,21 @@ def from_model(model: Any, tokenizer: Any = None, *, name: str | None = None) ->
     A TransformerLens 4 `TransformerBridge` around a transformers model
     (`boot_transformers`) is read as that model with the bridge's weights (`bridge`:
     `tokenizer` defaults to the bridge's own, another one is refused); a TransformerLens-
-    native model is refused with what to do instead (its views read its cache).
+    native one (`boot_native`) runs as itself (`bridge.NativeModel`: its attention and
+    logits, the patterns TransformerLens computes) with `tokenizer` or its own.
     """
     if is_lens_model(model):
         label = name or getattr(getattr(model, "cfg", None), "model_name", None)
         label = label or type(model).__name__
+        if type(model).__name__ == "TransformerBridge" and not wraps_transformers(model):
+            tokenizer = tokenizer if tokenizer is not None else getattr(model, "tokenizer", None)
+            if tokenizer is None:
+                raise ModelLoadError(
+                    f"could not use {label!r}: it has no tokenizer; pass tokenizer=",
+                    "lens",
+                    model=label,
+                )
+            return _wrap(label, native_model(model), tokenizer)
         try:
             model, tokenizer = transformers_model(model, tokenizer)
         except ValueError as error:

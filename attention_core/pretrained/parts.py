@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from attention_core.limits import MAX_TEXT_CHARS
+from attention_core.pretrained.bridge import NATIVE_REASON, is_native
 from attention_core.pretrained.forward import encode
 
 if TYPE_CHECKING:
@@ -98,6 +99,12 @@ def attention_layers(model: Any) -> list[AttentionLayer]:
     is.
     """
     config = model.config
+    if is_native(model):
+        raise ValueError(
+            NATIVE_REASON.format(
+                what="this lens", needs="attention projections, found by name and hooked"
+            )
+        )
     if getattr(config, "is_encoder_decoder", False):
         raise ValueError(
             "this lens works on encoder-only (BERT-like) and decoder-only (GPT-like) models"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from attention_core.attribution import agreement, attribute
+from attention_core.attribution import agreement, attribute, head_table
 from attention_core.attribution.side_by_side import (
     compare,
     kendall_rows,
@@ -96,6 +96,21 @@ def test_the_agreement_numbers_are_scipys_on_the_arrays(agreed):
             )
     assert len(agreed.table) == views.raw.shape[0] * views.raw.shape[1]
     assert agreed.methods == ["integrated_gradients", "input_x_gradient", "occlusion"]
+
+
+def test_head_table_is_the_table_against_any_method(agreed):
+    first = head_table(agreed, "integrated_gradients")
+    assert first == agreed.table  # the first method's is the agreement's own table
+    occlusion = head_table(agreed, "occlusion")
+    a = agreed.methods.index("occlusion")
+    y = np.abs(agreed.attributions["occlusion"].scores[agreed.views.keys])
+    for row in occlusion:
+        raw = agreed.views.raw[row.layer, row.head]
+        assert row.rho == pytest.approx(stats.spearmanr(raw, y).statistic, abs=1e-12)
+        assert row.p == agreed.p[a, 0, row.layer, row.head]
+    assert [r.rho for r in occlusion] != [r.rho for r in first]
+    with pytest.raises(ValueError, match="method must be one of"):
+        head_table(agreed, "lime")
 
 
 def test_the_table_names_agreeing_disagreeing_and_sink_heads(agreed):

@@ -91,6 +91,34 @@ def test_the_widget_carries_the_static_view_for_frontends_without_widgets(tmp_pa
     assert saved.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
+def test_a_large_widget_ships_a_line_not_its_static_page(monkeypatch) -> None:
+    from attention_core.notebook import widget as widget_module
+
+    w = _weights(L=6, H=12, n=32)  # 73 728 weights
+    tokens = [f"t{i}" for i in range(32)]
+    monkeypatch.setattr(widget_module, "FALLBACK_MAX_WEIGHTS", w.size - 1)
+    built: list[int] = []
+    monkeypatch.setattr(widget_module.View, "__init__", _counting(View.__init__, built))
+    view = head_view(w, tokens, widget=True)
+    data, _ = view._repr_mimebundle_()
+    assert not built  # the static page is not built for the display
+    assert data["text/html"].startswith('<p class="studio-nb-widget-note">')
+    assert "6 layers × 12 heads × 32 tokens" in data["text/html"]
+    assert "save_html" in data["text/html"] and len(data["text/html"]) < 500
+    # asked for, the static page is today's, unchanged
+    assert view.data == head_view(w, tokens, widget=False).data
+    monkeypatch.setattr(widget_module, "FALLBACK_MAX_WEIGHTS", w.size)  # at the bound: the page
+    assert head_view(w, tokens, widget=True).fallback_html() == view.data
+
+
+def _counting(init, calls: list[int]):
+    def wrapped(self, *args, **kwargs):
+        calls.append(1)
+        init(self, *args, **kwargs)
+
+    return wrapped
+
+
 def test_the_es_module_is_inline_and_puts_tokens_in_as_text() -> None:
     view = head_view(_weights(), TOKENS, widget=True)
     esm = view._esm
