@@ -121,3 +121,42 @@ def test_a_lecturer_shows_the_trained_reader_on_the_articles_sentence(page, app_
         tab.screenshot(path=str(ARTIFACTS_DIR / "reader-phone.png"))
     finally:
         phone.close()
+
+
+EVERYDAY = "我們明天早上八點在學校門口集合。"  # one of the sidebar's everyday examples
+
+
+def test_a_lecturer_shows_the_taught_word_head_on_an_everyday_sentence(page, app_server):
+    """zh-TW on a projector: the sidebar's everyday example, the trained reader at the
+    layer of the head taught its word, characters: every character known, the heads
+    exactly the model's, that head named as taught with its everyday ratio; one click to
+    the untrained module and back."""
+    from attention_core.reader import load_shipped
+
+    card = load_shipped().card
+    layer, head = card["word_head"]
+    words = card["everyday"]["same_word"]
+    ratio = words["observed"][layer][head] / words["shuffled"][layer][head]
+    page.set_viewport_size(PROJECTOR)
+    params = {"lang": "zh-TW", "weights": "trained", "tokenizer": "char", "layer": str(layer)}
+    open_page(page, app_server, "", params)
+    example = sidebar(page).get_by_role("combobox", name=t("example_label", "zh-TW"))
+    with expect_rerun(page):
+        pick_option(page, example, EVERYDAY)
+    want = analyze(ModelSettings(text=EVERYDAY, tokenizer="char", weights="trained", layer=layer))
+    assert not want.unknown
+    heads_show(page, want.labels, want.weights)
+    main = main_area(page)
+    taught = t("learned_taught", "zh-TW", head=t("head_title", "zh-TW", i=head), value=ratio)
+    expect(main.get_by_text(taught).first).to_be_visible()
+    assert ratio >= 2.0
+    assert_no_exception(page)
+    screenshot(page, "reader-zh-TW-everyday")
+    with expect_rerun(page):
+        main.get_by_role("button", name=t("switch_to_untrained", "zh-TW")).click()
+    seeded = analyze(ModelSettings(text=EVERYDAY, tokenizer="char"))
+    heads_show(page, seeded.labels, seeded.weights)
+    with expect_rerun(page):
+        main.get_by_role("button", name=t("switch_to_trained", "zh-TW")).click()
+    heads_show(page, want.labels, want.weights)
+    assert_no_exception(page)
