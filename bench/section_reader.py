@@ -6,7 +6,7 @@
 * in Chromium, the landing page at 32 tokens and 4 heads: typed sentence (Ctrl+Enter) →
   every heatmap repainted, for the untrained module (embed_dim 128, the reader's width)
   and for `?weights=trained` (the reader's layers up to the chosen one, its own module),
-  median of several new sentences; the issue's target: trained ≤ untrained + 20 %.
+  median of several new sentences; the target: trained ≤ untrained + 20 %.
 
 Sentences are made of characters the reader's vocabulary holds (every one a cache miss).
 """

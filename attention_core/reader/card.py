@@ -130,8 +130,8 @@ class HeadFact:
 def _name(masses: dict[str, float], observed: float, ratio: float) -> tuple[str | None, float]:
     """A head's plain name: its word when it beats shuffled words and its rows put more on
     the earlier characters of their word than on any one pattern (a word head's previous
-    character is often in its word: layer 0, head 1 gives 0.58 to its word, 0.33 to the
-    previous character); else its pattern when clear; else its word; else none."""
+    character is often in its word); else its pattern when clear; else its word; else none.
+    The head fit.py taught its word is named "taught" whatever it measures."""
     pattern, mass = max(masses.items(), key=lambda kv: kv[1])
     if ratio >= WORD_RATIO and observed > mass:
         return "word", ratio

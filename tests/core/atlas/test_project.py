@@ -57,8 +57,10 @@ def test_closeness_orders_keys_as_q_dot_k_does(model_name: str) -> None:
     model = open_model(model_name)
     shared = [_rank_agreement(model_name, 0, h, flat=False) for h in range(model.heads)]
     flat = [_rank_agreement(model_name, 0, h, flat=True) for h in range(model.heads)]
-    assert min(shared) > 0.25, shared  # measured 0.46-0.70 for these heads
-    assert min(flat) > 0.15 and np.mean(flat) > 0.3, flat  # measured 0.31-0.62
+    # measured: untrained 0.59-0.68 (flat 0.50-0.61); the reader 0.18-0.61 (flat 0.12-0.64),
+    # its lowest a head whose rows are nearly even (normalised entropy 0.95): small q·k gaps
+    assert min(shared) > 0.15 and np.mean(shared) > 0.4, shared
+    assert min(flat) > 0.1 and np.mean(flat) > 0.3, flat
 
 
 def test_tsne_keeps_neighbours_better_than_pca_and_is_reproducible() -> None:
