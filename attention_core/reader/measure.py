@@ -7,8 +7,9 @@
   sentences and a segmentation of each (jieba's, or a human's);
 - `heldout_heads`: each head's mean weight on the previous unit, the start, itself, far
   back and punctuation;
-- `everyday`: all of that, and bits per character against the n-gram baselines, on the
-  everyday held-out set (graded learner sentences that are in no training file).
+
+`attention_core.reader.fit.everyday` runs them, with bits per character against the n-gram
+baselines, on the everyday held-out set (graded learner sentences in no training file).
 """
 
 from __future__ import annotations
