@@ -38,14 +38,6 @@ PAGE = "pages/classroom.py"
 HOSTILE = "<img src=x onerror=alert(1)>**bold**"
 
 
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "poll.sqlite3"
-    monkeypatch.setenv("ATTENTION_POLL_DB", str(path))
-    monkeypatch.delenv("ATTENTION_POLL_REDIS_URL", raising=False)
-    return path
-
-
 def _teacher(**state: object) -> tuple[AppTest, str]:
     at = open_after_first_run(PAGE, **state)
     at.button(key="poll_open").click().run()

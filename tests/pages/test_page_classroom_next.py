@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from attention_core.decode import decode
 from attention_core.i18n import t
@@ -19,14 +18,6 @@ from tests.support.apptest import decode as plotly_array
 
 WRITE, CLASSROOM = "pages/write.py", "pages/classroom.py"
 PROMPT = "這個程式"
-
-
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "poll.sqlite3"
-    monkeypatch.setenv("ATTENTION_POLL_DB", str(path))
-    monkeypatch.delenv("ATTENTION_POLL_REDIS_URL", raising=False)
-    return path
 
 
 def test_the_class_guesses_the_next_token_and_the_page_writes_it(db: Path) -> None:

@@ -6,21 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from attention_core.i18n import t
 from attention_core.poll import SQLiteStore
 from tests.support.apptest import md_unescape, open_after_first_run, texts
 
 PAGE = "pages/classroom.py"
-
-
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "poll.sqlite3"
-    monkeypatch.setenv("ATTENTION_POLL_DB", str(path))
-    monkeypatch.delenv("ATTENTION_POLL_REDIS_URL", raising=False)
-    return path
 
 
 def test_each_push_after_a_reveal_is_a_new_question_or_says_it_repeats(db: Path) -> None:

@@ -24,14 +24,6 @@ PAGE = "pages/classroom.py"
 EVERYDAY, ARTICLE = "我們明天早上去學校上課", "中和有一個永和路"
 
 
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "poll.sqlite3"
-    monkeypatch.setenv("ATTENTION_POLL_DB", str(path))
-    monkeypatch.delenv("ATTENTION_POLL_REDIS_URL", raising=False)
-    return path
-
-
 def _forward_row(text: str, layer: int, head: int, query: int) -> np.ndarray:
     reader = load_shipped()
     ids = torch.tensor([reader.vocab.encode(text).ids[: reader.config.context]])  # (1, n)

@@ -13,7 +13,7 @@ import pytest
 
 from attention_core.attribution import agreement
 from attention_core.i18n import t
-from tests.support.apptest import chart, decode, open_after_first_run, texts
+from tests.support.apptest import chart, decode, open_after_first_run, spy_bar_and_cancel, texts
 from tests.support.availability import needs_minilm
 from ui.common import md_escape
 
@@ -74,25 +74,9 @@ def _keys(at) -> list[str]:
 
 @needs_minilm
 def test_minilm_shows_a_bar_and_cancel_and_a_cancel_holds_for_its_run(monkeypatch, loaded):
-    import streamlit.delta_generator as dg
-
-    import ui.cancellable
     import ui.explain
 
-    monkeypatch.setattr(ui.cancellable, "BAR_AFTER_S", 0.0)
-    drawn: list[object] = []
-    progress, button = dg.DeltaGenerator.progress, dg.DeltaGenerator.button
-
-    def spy_progress(self, value, text=None, **kw):
-        drawn.append(text)
-        return progress(self, value, text=text, **kw)
-
-    def spy_button(self, label, *args, **kw):
-        drawn.append(kw.get("key"))
-        return button(self, label, *args, **kw)
-
-    monkeypatch.setattr(dg.DeltaGenerator, "progress", spy_progress)
-    monkeypatch.setattr(dg.DeltaGenerator, "button", spy_button)
+    drawn = spy_bar_and_cancel(monkeypatch)
     text = "a sentence only this test reads"  # not kept from another test's run
     at = open_after_first_run(PAGE, {"text": text, "lang": "zh-TW"}, explain_second=SECOND)
     at.segmented_control(key="explain_model").set_value("minilm").run()

@@ -16,7 +16,15 @@ from streamlit.testing.v1 import AppTest
 
 from attention_core.limits import EXACT
 from tests.support import teaching
-from tests.support.apptest import chart, charts, decode, md_unescape, offline, texts  # noqa: F401 (autouse)
+from tests.support.apptest import (  # noqa: F401 (offline: autouse)
+    chart,
+    charts,
+    decode,
+    md_unescape,
+    offline,
+    spy_bar_and_cancel,
+    texts,
+)
 from tests.support.availability import needs_minilm, require_minilm
 from tests.support.figures import assert_head_view_weights
 from ui.headview import HEAD_VIEW_COMPONENT
@@ -185,24 +193,7 @@ def test_a_long_ablation_draws_its_bar_and_cancel_and_takes_them_away_at_the_end
 ) -> None:
     """A run expected to take over a second (here: every run) draws a bar that climbs to
     all 72 heads and a Cancel button while it runs; both are gone once the grid is there."""
-    import streamlit.delta_generator as dg
-
-    import ui.cancellable
-
-    monkeypatch.setattr(ui.cancellable, "BAR_AFTER_S", 0.0)
-    drawn: list[object] = []
-    progress, button = dg.DeltaGenerator.progress, dg.DeltaGenerator.button
-
-    def spy_progress(self, value, text=None, **kw):
-        drawn.append(text)
-        return progress(self, value, text=text, **kw)
-
-    def spy_button(self, label, *args, **kw):
-        drawn.append(kw.get("key"))
-        return button(self, label, *args, **kw)
-
-    monkeypatch.setattr(dg.DeltaGenerator, "progress", spy_progress)
-    monkeypatch.setattr(dg.DeltaGenerator, "button", spy_button)
+    drawn = spy_bar_and_cancel(monkeypatch)
     at = open_lens("A new sentence for the bar.", lens_view="ablation")
     chart(at, "lens_effect_chart")
     assert "lens_ablation_cancel" in drawn

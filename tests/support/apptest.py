@@ -238,3 +238,27 @@ def offline() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HF_HUB_OFFLINE", "1")
         yield
+
+
+def spy_bar_and_cancel(monkeypatch) -> list[object]:
+    """Every bar's text and every button's key a page draws from now on, in order (the
+    shared bar and Cancel of `ui.cancellable`, shown at once: BAR_AFTER_S set to 0)."""
+    import streamlit.delta_generator as dg
+
+    import ui.cancellable
+
+    monkeypatch.setattr(ui.cancellable, "BAR_AFTER_S", 0.0)
+    drawn: list[object] = []
+    progress, button = dg.DeltaGenerator.progress, dg.DeltaGenerator.button
+
+    def spy_progress(self, value, text=None, **kw):
+        drawn.append(text)
+        return progress(self, value, text=text, **kw)
+
+    def spy_button(self, label, *args, **kw):
+        drawn.append(kw.get("key"))
+        return button(self, label, *args, **kw)
+
+    monkeypatch.setattr(dg.DeltaGenerator, "progress", spy_progress)
+    monkeypatch.setattr(dg.DeltaGenerator, "button", spy_button)
+    return drawn
