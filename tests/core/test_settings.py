@@ -130,13 +130,16 @@ def test_untrained_links_look_as_before_and_forget_a_layer():
 
 
 def test_an_impossible_weights_or_layer_value_falls_back_with_a_reason():
+    from attention_core.reader.card import shipped_shape
+
     s, problems = parse_settings({"weights": "<script>", "layer": "4"})
     assert not s.trained and s.layer is None
     assert {p.key: p.reason for p in problems} == {
         "weights": "reason_choice",
         "layer": "reason_range",
     }
-    assert [p.fallback for p in problems if p.key == "layer"] == ["0"]
+    clearest = str(shipped_shape().default_layer)  # the checkpoint's clearest layer
+    assert [p.fallback for p in problems if p.key == "layer"] == [clearest]
     for raw in ("-1", "1.5", "x", "9" * 30):
         assert parse_settings({"layer": raw})[1][0].key == "layer"
 

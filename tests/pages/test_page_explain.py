@@ -12,7 +12,8 @@ from attention_core.attribution import agreement
 from attention_core.i18n import t
 from tests.support.apptest import chart, decode, open_after_first_run, texts
 
-SENTENCE = "中和有一個永和路"
+SENTENCE = "這家餐廳的牛肉麵很好吃，可是要排很久。"  # heads that agree, and a sink
+ARTICLE = "中和有一個永和路"  # too short for any head's agreement to be significant
 PAGE = "pages/explain.py"
 
 
@@ -43,6 +44,15 @@ def test_the_page_draws_attention_beside_attribution_in_both_languages(lang, exp
     at.button(key="explain_quiz_check").click().run()
     assert not at.exception
     assert at.success or at.error
+
+
+def test_a_sentence_where_no_head_agrees_says_so_instead_of_a_case():
+    found = agreement("reader", ARTICLE)
+    assert not [r for r in found.table if r.verdict == "agrees"]
+    at = open_after_first_run(PAGE, {"text": ARTICLE})
+    assert not at.exception
+    assert t("explain_case_none", "en") in [i.value for i in at.info]
+    assert chart(at, "explain_case_disagree")
 
 
 def test_another_method_and_a_sentence_the_reader_cannot_take():
