@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +56,15 @@ def test_one_process_needs_no_lock(monkeypatch: pytest.MonkeyPatch) -> None:
     with _turn(True), _turn(True):  # would deadlock if it locked
         pass
     assert "test_lecturer_walk.py" in LONGEST_FIRST
+
+
+def test_the_longest_files_are_real_unique_names_and_xdist_keeps_their_order(
+    pytestconfig: pytest.Config,
+) -> None:
+    """Each name in LONGEST_FIRST is one file under tests/, and xdist does not reorder the
+    files by their number of tests (which would leave the one-test walks to the end)."""
+    tests = Path(__file__).resolve().parents[1]
+    for name in LONGEST_FIRST:
+        assert len(list(tests.rglob(name))) == 1, name
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
+    assert pytestconfig.getoption("loadscopereorder") is False

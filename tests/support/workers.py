@@ -10,6 +10,9 @@ and session-scoped servers start once).
 - The longest files start first (`LONGEST_FIRST`, measured with --durations on a clean
   clone): a long walk left to the end would run alone while the other worker sits idle.
   Files are named without their folder; each name in the table is unique under tests/.
+  xdist would otherwise reorder the files by their number of tests, many first, which
+  leaves the one-test walks to the end: `--no-loadscope-reorder` (pyproject.toml) keeps
+  this order.
 - A test marked `alone` runs with the other worker paused. Such a test measures pace on
   the user's clock (the train walk counts the snapshots a live run paints in ~10 s), which
   the other worker's browser and server would otherwise eat. Two file locks shared by the
@@ -30,37 +33,54 @@ from pathlib import Path
 
 import pytest
 
-LONGEST_FIRST = (
-    "test_lecturer_walk.py",
-    "test_monkey.py",
-    "test_language_browser.py",
-    "test_load.py",
-    "test_train_browser.py",
-    "test_pages_widgets_browser.py",
-    "test_write_browser.py",  # ~30 s: a decoder writing on a projector, a phone, a class
-    "test_jupyterlab_widget_browser.py",  # ~25 s: JupyterLab started, a widget clicked
-    "test_heatmaps_browser.py",
-    "test_classroom_browser.py",
-    "test_presenter_browser.py",  # ~50 s: 4 to 40 tokens on a projector, both languages
-    "test_notebook_browser.py",  # ~35 s: the notebook executed, its saved views painted
-    "test_hostile_browser.py",
-    "test_replicas.py",
-    "test_lens_browser.py",  # ~40 s: a 512-token text's head view and ablation
-    "test_atlas.py",  # ~25 s: builds, a killed build, MiniLM and a tiny model
-    "test_page_write.py",  # ~20 s: the page in both languages, every control
-    "test_transformer_lens.py",  # ~20 s: bridges around tiny Llama and Qwen2
-    "test_atlas_browser.py",
-    "test_long_map_browser.py",
-    "test_pretrained_long_browser.py",  # ~40 s: a tiny Llama at 4 096 tokens, two viewports
-    "test_page_heatmaps_long.py",
-    "test_scale_pages_browser.py",
-    "test_class_walk_browser.py",
-    "test_reachable_link_browser.py",
-    "test_page_pretrained_long.py",
-    "test_classroom_security_browser.py",
-    "test_readable_heatmaps_browser.py",
-    "test_reader_browser.py",
-    "test_models_browser.py",
+LONGEST_FIRST = (  # seconds each file took on a 2-core machine (--durations, both workers busy)
+    "test_pages_widgets_browser.py",  # 101 s
+    "test_lecturer_walk.py",  # 90 s
+    "test_train_browser.py",  # 63 s
+    "test_presenter_browser.py",  # 61 s
+    "test_reader.py",  # 61 s
+    "test_notebook_browser.py",  # 57 s
+    "test_pretrained_long_browser.py",  # 53 s
+    "test_heatmaps_browser.py",  # 53 s
+    "test_lens_browser.py",  # 50 s
+    "test_readable_heatmaps_browser.py",  # 47 s
+    "test_scale_pages_browser.py",  # 37 s
+    "test_write_browser.py",  # 37 s
+    "test_corpus.py",  # 36 s
+    "test_jupyterlab_widget_browser.py",  # 33 s
+    "test_hostile_browser.py",  # 33 s
+    "test_hostile_input.py",  # 31 s
+    "test_load.py",  # 31 s
+    "test_classroom_security_browser.py",  # 31 s
+    "test_replicas.py",  # 29 s
+    "test_classroom_browser.py",  # 28 s
+    "test_page_pretrained_long.py",  # 28 s
+    "test_monkey.py",  # 26 s
+    "test_reachable_link_browser.py",  # 25 s
+    "test_protocol.py",  # 24 s
+    "test_long_map_browser.py",  # 22 s
+    "test_page_atlas.py",  # 20 s
+    "test_language_browser.py",  # 19 s
+    "test_page_heatmaps_long.py",  # 19 s
+    "test_class_walk_browser.py",  # 18 s
+    "test_atlas_browser.py",  # 18 s
+    "test_page_classroom_security.py",  # 18 s
+    "test_reader_browser.py",  # 18 s
+    "test_hostile_urls.py",  # 17 s
+    "test_phone_class_browser.py",  # 17 s
+    "test_teaching_pages.py",  # 17 s
+    "test_page_heatmaps.py",  # 16 s
+    "test_masks_fit_browser.py",  # 16 s
+    "test_docs.py",  # 14 s
+    "test_page_classroom_where.py",  # 14 s
+    "test_families.py",  # 14 s
+    "test_page_train.py",  # 14 s
+    "test_models_browser.py",  # 12 s
+    "test_page_classroom.py",  # 11 s
+    "test_where_class_browser.py",  # 11 s
+    "test_page_lens_families.py",  # 11 s
+    "test_project.py",  # 11 s
+    "test_page_lens.py",  # 10 s
 )
 
 

@@ -27,7 +27,7 @@ from attention_core.reader.fit import (
 )
 from attention_core.reader.measure import REFERENCE_TEXTS
 from attention_core.reader.weights import CARD, SHIPPED_DIR, VOCAB, WEIGHTS, load, save
-from tests.support.availability import unavailable
+from tests.support.corpus import real_corpus
 
 TINY = ReaderConfig(vocab_size=0, context=16, embed_dim=16, num_heads=2, num_layers=2)
 
@@ -225,21 +225,15 @@ def _lines(path: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def corpus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The built corpus `fit` read (the user's cache, `default_dir()`, once `verify` passes),
-    else one built here from the installed Debian packages (about 6 s); without them, skip
-    locally and fail under CI."""
-    from attention_core.train.corpus import CorpusError, build, default_dir, verify
+    else this run's build from the installed packages (tests/support/corpus.py, shared with
+    the corpus builder's tests); without them, skip locally and fail under CI."""
+    from attention_core.train.corpus import CorpusError, default_dir, verify
 
     try:
         verify(default_dir())
         return default_dir()
     except CorpusError:
-        pass
-    folder = tmp_path_factory.mktemp("reader-corpus") / "corpus"
-    try:
-        build(folder)
-    except CorpusError as error:
-        unavailable(str(error))
-    return folder
+        return real_corpus(tmp_path_factory)[0]
 
 
 def test_the_shipped_reader_beats_both_baselines_on_held_out_text(shipped, corpus_dir):

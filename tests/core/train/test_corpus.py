@@ -26,7 +26,7 @@ from attention_core.train.corpus import (
     split_documents,
     verify,
 )
-from tests.support.availability import unavailable
+from tests.support.corpus import real_corpus as shared_real_corpus
 
 DEBIAN = list(corpus.SOURCES)  # the fake root holds Debian packages only
 
@@ -278,13 +278,10 @@ def test_default_dir_is_the_users_cache(monkeypatch, tmp_path: Path):
 
 @pytest.fixture(scope="module")
 def real_corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    """One build from the installed Debian packages for this module's tests (its folder and
-    manifest); skipped locally without the packages, a failure under CI."""
-    folder = tmp_path_factory.mktemp("real") / "corpus"
-    try:
-        return folder, build(folder)
-    except CorpusError as error:
-        unavailable(str(error))
+    """This run's build from the installed Debian and PyPI packages (its folder and
+    manifest, shared with the reader's tests: tests/support/corpus.py); skipped locally
+    without the packages, a failure under CI."""
+    return shared_real_corpus(tmp_path_factory)
 
 
 def test_build_from_the_installed_debian_packages(real_corpus: tuple[Path, dict]):
