@@ -91,7 +91,9 @@ def tiny_family(
         raise ValueError(f"family must be one of {', '.join(FAMILY_CONFIGS)}, got {family!r}")
     if dtype not in ("float32", "bfloat16", "float16"):
         raise ValueError(f"dtype must be float32, bfloat16 or float16, got {dtype!r}")
-    tokenizer = copy.copy(_tokenizer())  # its own model_max_length
+    # its own copy, deep: a shallow one shares the special tokens, and a caller that sets
+    # one (TransformerLens's bridge sets bos_token) would change every later tokenizer
+    tokenizer = copy.deepcopy(_tokenizer())
     tokenizer.model_max_length = context
     name, settings, auto = FAMILY_CONFIGS[family]
     positions = "n_positions" if family == "gpt2" else "max_position_embeddings"

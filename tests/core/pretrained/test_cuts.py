@@ -37,3 +37,14 @@ def test_the_models_context_and_the_views_bound_are_named(llama) -> None:
     assert run_model_long(loaded, TEXT).cut_by is None  # all ~1 650 tokens read
     small, small_tok = tiny_family("llama", context=256)
     assert run_model_long(from_model(small, small_tok), TEXT).cut_by == "model"
+
+
+def test_each_tiny_models_tokenizer_is_its_own() -> None:
+    """A caller that changes one tiny model's tokenizer (TransformerLens's bridge sets its
+    bos_token) leaves the next one as the packaged tokenizer made it."""
+    _, first = tiny_family("llama")
+    first.bos_token = "<|endoftext|>"  # not in the vocabulary: [UNK]
+    first.model_max_length = 7
+    _, second = tiny_family("llama")
+    assert second.bos_token is None and second.bos_token_id is None
+    assert second.model_max_length == 4096
