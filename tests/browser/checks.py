@@ -53,6 +53,36 @@ async () => {{
 """
 
 
+def window_shot(page: Page, name: str) -> Path | None:
+    """tests/artifacts/<name>.png of what the window shows (not the whole scrolled page: a
+    phone's or a projector's screen); not under CI (`SCREENSHOTS`). The path, or None."""
+    if not SCREENSHOTS:
+        return None
+    ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS_DIR / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+DOCS_IMAGES = ARTIFACTS_DIR.parents[1] / "docs" / "images"
+# A walk in the default run that also takes a picture the docs show writes it to the
+# artifacts like its other shots; TEST_DOCS_IMAGES=on writes it over docs/images/<name>.png
+# (a test run leaves the tracked files as they were)
+DOCS_PICTURES = os.environ.get("TEST_DOCS_IMAGES", "off") == "on"
+
+
+def docs_picture(page: Page, name: str) -> Path | None:
+    """The viewport as the docs' picture `name`: docs/images/<name>.png with
+    TEST_DOCS_IMAGES=on, else tests/artifacts/<name>.png (not under CI: `SCREENSHOTS`);
+    the path written, or None."""
+    if not DOCS_PICTURES:
+        return window_shot(page, name)
+    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    path = DOCS_IMAGES / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
 def screenshot(page: Page, name: str) -> Path:
     """Save tests/artifacts/<name>.png of the whole app, scrolled-away parts included (not
     under CI: `SCREENSHOTS`).

@@ -11,8 +11,7 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import Page
 
-from .checks import assert_no_exception, collect_page_errors
-from .server import ARTIFACTS_DIR
+from .checks import assert_no_exception, collect_page_errors, window_shot
 from .waits import open_page, wait_for_charts
 
 pytestmark = pytest.mark.browser
@@ -53,7 +52,6 @@ def test_the_full_mask_fits_its_column_with_its_labels_apart(
     assert fit["scroll"] <= fit["column"] + 1, fit  # nothing hidden behind a sideways scroll
     assert fit["labels"] >= 2 * 10, fit  # every query and key named (10 positions at least)
     assert fit["overlaps"] == [], fit
-    ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS_DIR / f"masks-fit-{lang}-{width}.png"))
+    window_shot(page, f"masks-fit-{lang}-{width}")
     assert_no_exception(page)
     assert not errors, errors

@@ -1,17 +1,15 @@
 """A phone's "Language and sentence" in real headless Chromium (ui/phone.py): its header and
 the token picker are 44 px tap targets, and it stays open after a language switch made in
-it; Streamlit's English table toolbar is hidden. The phone's screenshot for the docs:
-docs/images/phone-zh-TW.png.
+it; Streamlit's English table toolbar is hidden. The phone's picture for the docs:
+docs/images/phone-zh-TW.png (`checks.docs_picture`).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from .checks import assert_no_exception, collect_page_errors
+from .checks import assert_no_exception, collect_page_errors, docs_picture
 from .chromium import configure
 from .waits import expect_rerun, open_page, wait_for_charts
 
@@ -29,7 +27,6 @@ _TOOLBAR_HIDDEN = """() => { const probe = document.createElement('div');
   probe.setAttribute('data-testid', 'stElementToolbar'); probe.textContent = 'Search';
   document.querySelector('[data-testid="stApp"]').appendChild(probe);
   const hidden = getComputedStyle(probe).display === 'none'; probe.remove(); return hidden; }"""
-DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 
 def _height(page: Page, selector: str) -> float:
@@ -63,8 +60,7 @@ def test_the_phone_controls_are_tap_sized_and_stay_open_across_a_language_switch
         expect(controls.locator("textarea")).to_be_visible()
         wait_for_charts(page)
         assert page.evaluate(_TOOLBAR_HIDDEN)
-        DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(DOCS_IMAGES / "phone-zh-TW.png"))
+        docs_picture(page, "phone-zh-TW")
         assert_no_exception(page)
         assert not errors, errors
     finally:

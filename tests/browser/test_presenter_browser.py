@@ -21,14 +21,12 @@ from attention_core.figures.scales import DEFAULT_SCALE
 from attention_core.settings import Settings
 from tests.support.qr import read_qr
 
-from .checks import assert_no_exception, collect_page_errors
+from .checks import assert_no_exception, collect_page_errors, docs_picture, window_shot
 from .chromium import APP_TIMEOUT_MS as WAIT_MS
-from .server import ARTIFACTS_DIR
 from .waits import expect_rerun, open_page, wait_for_charts
 from .widgets import set_language, sidebar
 
 pytestmark = pytest.mark.browser
-DOCS_IMAGES = ARTIFACTS_DIR.parents[1] / "docs" / "images"
 VIEW = {"text": "the cat sat on the mat", "tokenizer": "word", "attention": "multi",
         "embed_dim": "8", "num_heads": "2"}  # fmt: skip
 
@@ -47,8 +45,7 @@ def _decode_qr(page: Page) -> str:
 
 def _projector(page: Page, name: str) -> None:
     """What the projector shows: the window, not the whole scrolled page."""
-    ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS_DIR / f"{name}.png"))
+    window_shot(page, name)
 
 
 def _text_px(page: Page) -> float:
@@ -333,7 +330,7 @@ def test_every_head_of_an_ordinary_sentence_reads_on_a_1080p_projector(
             # the key's click on the title scrolled a little and left a focus ring
             page.evaluate("() => { document.activeElement.blur(); window.scrollTo(0, 0); }")
             page.wait_for_function("() => window.scrollY === 0")
-            page.screenshot(path=str(DOCS_IMAGES / "presenter-24-tokens-zh-TW.png"))
+            docs_picture(page, "presenter-24-tokens-zh-TW")
     assert_no_exception(page)
     assert not errors, errors
 

@@ -19,7 +19,7 @@ import statistics
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from .checks import assert_no_exception, collect_page_errors, screenshot
+from .checks import SCREENSHOTS, assert_no_exception, collect_page_errors, screenshot, window_shot
 from .chromium import configure
 from .server import ARTIFACTS_DIR
 from .waits import expect_rerun, open_page, wait_for_charts
@@ -84,8 +84,10 @@ def _screens(page: Page, name: str, count: int = 3, step_px: int = 700) -> None:
     full-page shot makes the window as tall as the page: a phone's charts laid out for the
     narrow window are then drawn empty, and presenter mode scales every chart to the tall
     window (both seen on every page, not only this one)."""
+    if not SCREENSHOTS:
+        return
     for i in range(count):
-        page.screenshot(path=str(ARTIFACTS_DIR / f"{name}-{i + 1}.png"))
+        window_shot(page, f"{name}-{i + 1}")
         page.evaluate(_SCROLL, step_px)
         page.wait_for_timeout(200)
 
