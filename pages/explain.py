@@ -166,8 +166,10 @@ def _verdict(row: HeadRow) -> str:
     return tr(f"nb_attribution_{row.verdict}")
 
 
+# the ablation column names what it changes: the target's logit, or MiniLM's similarity
+column = {"ablation": "ablation_similarity"} if kind == "encoder" else {}
 table = {
-    tr(f"explain_col_{c}"): values
+    tr(f"explain_col_{column.get(c, c)}"): values
     for c, values in zip(
         COLUMNS,
         zip(

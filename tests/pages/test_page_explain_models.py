@@ -66,6 +66,9 @@ def test_minilm_explains_the_similarity_to_a_second_sentence(lang, minilm_expect
     )
     assert said in [m.value for m in at.markdown]
     _same_rows(at, minilm_expected)
+    columns = list(at.dataframe[0].value.columns)  # knocking a head out changes the similarity
+    assert t("explain_col_ablation_similarity", lang) in columns
+    assert t("explain_col_ablation", lang) not in columns
 
 
 def _keys(at) -> list[str]:
@@ -133,6 +136,7 @@ def test_the_pretrained_pages_causal_model_explains_its_next_token(lang, llama_f
     )
     assert said in [m.value for m in at.markdown]
     _same_rows(at, expected)
+    assert t("explain_col_ablation", lang) in list(at.dataframe[0].value.columns)
 
 
 def test_a_chosen_token_is_explained_and_a_padding_token_refused(llama_folder):
