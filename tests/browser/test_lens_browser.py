@@ -175,7 +175,7 @@ def test_an_encoder_decoder_typed_as_a_folder_shows_cross_attention(
 def test_knocking_out_every_head_of_a_long_text_shows_a_bar_and_cancels(
     app_server: str, page: Page
 ) -> None:
-    """512 tokens through MiniLM: every head knocked out alone takes ~12 s on two cores.
+    """512 tokens through MiniLM: every head knocked out alone takes ~11 s on one core.
     The page shows a bar and Cancel; Cancel stops it (the page says so, no effect grid);
     one click starts it again, and Cancel stops that too."""
     errors = collect_page_errors(page)
