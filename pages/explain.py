@@ -27,10 +27,22 @@ from ui.explain import (
     model_or_stop_for,
     refusal,
 )
-from ui.language import tr
+from ui.language import lang, tr
 from ui.models import MODEL_STATE
 
 COLUMNS = ("layer", "head", "rho", "tau", "p", "norm", "ablation", "verdict")
+# per interface language, one of the sidebar's examples on which the reader has heads on
+# both sides and a sink: offered when the sentence typed has a side with no head
+EVERYDAY = {
+    "zh-TW": "這家餐廳的牛肉麵很好吃，可是要排很久。",
+    "en": "The bank raised interest rates, so I walked along the river bank.",
+}
+
+
+def use_sentence(text: str) -> None:
+    """The sidebar's sentence becomes `text` (a callback: it runs before the next run)."""
+    st.session_state["text"] = text
+
 
 entry_guard()
 st.title(tr("page_explain"))
@@ -133,6 +145,14 @@ against = sinks or [r for r in ranked if r.verdict == "disagrees"]
 for side, heads in (("agree", agreeing), ("disagree", against)):
     if not heads:
         st.info(tr("explain_case_none"))
+        suggested = EVERYDAY.get(lang(), EVERYDAY["en"])
+        if key == READER and settings.text != suggested:  # a sentence with both cases
+            st.button(
+                tr("explain_try_everyday", text=suggested),
+                key=f"explain_try_{side}",
+                on_click=use_sentence,
+                args=(suggested,),
+            )
         continue
     row = heads[0]
     if row.verdict == "sink":

@@ -60,3 +60,36 @@ def test_explain_walk_rows_cases_method_quiz_and_language(app_server: str, page:
     screenshot(page, "explain-zh-TW")
     assert_no_exception(page)
     assert not errors, errors
+
+
+@pytest.mark.parametrize(
+    ("lang", "size", "suggested"),
+    [
+        ("zh-TW", {"width": 1920, "height": 1080}, "這家餐廳的牛肉麵很好吃，可是要排很久。"),
+        ("en", {"width": 390, "height": 844}, "The bank raised interest rates, so"),
+    ],
+)
+def test_a_sentence_with_no_agreeing_head_offers_one_that_has_both(
+    app_server: str, page: Page, lang: str, size: dict[str, int], suggested: str
+) -> None:
+    """The article's 9 tokens: no head of the reader agrees significantly. The page says so
+    and offers, in the interface's language, an example sentence that has both cases; one
+    tap makes it the sentence (the address follows) and both cases are drawn."""
+    errors = collect_page_errors(page)
+    page.set_viewport_size(size)
+    open_page(page, app_server, "explain", params={"text": "中和有一個永和路", "lang": lang})
+    assert wait_for_charts(page) == 2  # the two rows and the head that does not agree
+    offer = main_area(page).get_by_role("button", name=suggested, exact=False)
+    assert offer.count() == 1
+    offer.scroll_into_view_if_needed()
+    with expect_rerun(page):
+        offer.click()
+    assert wait_for_charts(page) == 3  # now a head agrees too
+    assert main_area(page).get_by_role("button", name=suggested, exact=False).count() == 0
+    page.wait_for_function(
+        "(t) => (new URLSearchParams(location.search).get('text') || '').startsWith(t)",
+        arg=suggested,
+    )
+    screenshot(page, f"explain-offer-{lang}-{size['width']}")
+    assert_no_exception(page)
+    assert not errors, errors

@@ -14,6 +14,7 @@ from tests.support.apptest import chart, decode, open_after_first_run, texts
 
 SENTENCE = "這家餐廳的牛肉麵很好吃，可是要排很久。"  # heads that agree, and a sink
 ARTICLE = "中和有一個永和路"  # too short for any head's agreement to be significant
+EVERYDAY_EN = "The bank raised interest rates, so I walked along the river bank."  # both sides
 PAGE = "pages/explain.py"
 
 
@@ -53,6 +54,16 @@ def test_a_sentence_where_no_head_agrees_says_so_instead_of_a_case():
     assert not at.exception
     assert t("explain_case_none", "en") in [i.value for i in at.info]
     assert chart(at, "explain_case_disagree")
+    # one click to a sentence with a head on both sides, in the interface's language
+    at.button(key="explain_try_agree").click().run()
+    assert not at.exception
+    assert at.session_state["text"] == EVERYDAY_EN
+    assert chart(at, "explain_case_agree") and chart(at, "explain_case_disagree")
+    assert "explain_try_agree" not in [b.key for b in at.button]
+    at = open_after_first_run(PAGE, {"text": ARTICLE, "lang": "zh-TW"})
+    at.button(key="explain_try_agree").click().run()
+    assert not at.exception and at.session_state["text"] == SENTENCE
+    assert chart(at, "explain_case_agree")
 
 
 def test_another_method_and_a_sentence_the_reader_cannot_take():
