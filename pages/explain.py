@@ -2,7 +2,8 @@
 page (the trained reader, MiniLM against a second sentence, the Pretrained page's
 model): its prediction attributed (integrated gradients, input × gradient, occlusion),
 beside attention (rollout of the target's row, every head's row), a head that agrees and
-one that does not, the table of every head, an honest text with the literature, a quiz.
+one that does not (a side with no head offers an example sentence that has both), the
+table of every head, an honest text with the literature, a quiz.
 The computing is in attention_core.attribution; the models, refusals and cache in
 ui/explain.py; the bar and Cancel in ui/cancellable.py.
 """
