@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page
 
+from attention_core.i18n import t
 from tests.support.availability import require_minilm
 
 from .checks import assert_no_exception, collect_page_errors, screenshot
@@ -74,7 +75,8 @@ def test_a_sentence_with_no_agreeing_head_offers_one_that_has_both(
 ) -> None:
     """The article's 9 tokens: no head of the reader agrees significantly. The page says so
     and offers, in the interface's language, an example sentence that has both cases; one
-    tap makes it the sentence (the address follows) and both cases are drawn."""
+    tap makes it the sentence (the address follows) and both cases are drawn; then (on the
+    desktop) the language switched mid-session and another method picked."""
     errors = collect_page_errors(page)
     page.set_viewport_size(size)
     open_page(page, app_server, "explain", params={"text": "中和有一個永和路", "lang": lang})
@@ -91,5 +93,14 @@ def test_a_sentence_with_no_agreeing_head_offers_one_that_has_both(
         arg=suggested,
     )
     screenshot(page, f"explain-offer-{lang}-{size['width']}")
+    if size["width"] > 1000:  # the sidebar is open: switch the language mid-session
+        set_language(page, "en")
+        assert wait_for_charts(page) == 3
+        lang = "en"
+    # and keep working: another attribution method on the offered sentence
+    occlusion = t("explain_method_occlusion", lang)
+    with expect_rerun(page):
+        main_area(page).get_by_text(occlusion, exact=True).click()
+    assert wait_for_charts(page) == 3
     assert_no_exception(page)
     assert not errors, errors
