@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -62,6 +63,9 @@ _RUN_STATE = """
 """
 _TWO_FRAMES = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
 _watched: weakref.WeakKeyDictionary[Page, list[int]] = weakref.WeakKeyDictionary()
+# What went wrong under the page, for a wait's failure message: a crash, failed requests,
+# console errors (the last few of each).
+_trouble: weakref.WeakKeyDictionary[Page, list[str]] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -96,9 +100,20 @@ def _watch(page: Page) -> None:
         if ws.url.endswith("/_stcore/stream"):
             ws.on("framereceived", on_frame)
 
+    trouble: list[str] = []
+
+    def note(what: str) -> bool:
+        trouble.append(what)
+        del trouble[:-8]
+        return True
+
     page.add_init_script(_RUN_WATCH)
     page.on("websocket", on_websocket)
+    page.on("crash", lambda _page: note("the page crashed"))
+    page.on("requestfailed", lambda r: note(f"request failed: {r.url} ({r.failure})"))
+    page.on("console", lambda m: m.type == "error" and note(f"console error: {m.text[:200]}"))
     _watched[page] = finished
+    _trouble[page] = trouble
 
 
 def _run_state(page: Page) -> dict[str, Any]:
@@ -132,8 +147,11 @@ def _run_states(page: Page, timeout_ms: float) -> Iterator[dict[str, Any]]:
     while time.monotonic() < deadline:
         try:
             state = _run_state(page)
-        except Exception:  # the document is being replaced (a navigation): look again
+        except Exception as error:  # the document is being replaced (a navigation): look again
+            state = {"doc": None, "runs": 0, "script": None, "connection": None}
+            state["unreadable"] = str(error).splitlines()[0][:200]
             page.wait_for_timeout(100)
+            yield state
             continue
         yield state
         page.wait_for_timeout(50)
@@ -147,7 +165,8 @@ def _wait_idle(page: Page, after: _Runs, timeout_ms: float) -> None:
             return
     raise AssertionError(
         f"no finished run of the app within {timeout_ms / 1000:.0f} s on {page.url}: "
-        f"{state}, before {after}, {_watched.get(page, [0])[0]} finished on the wire"
+        f"{state}, before {after}, {_watched.get(page, [0])[0]} finished on the wire; "
+        f"seen under the page: {_trouble.get(page) or 'nothing'}"
     )
 
 
@@ -174,8 +193,26 @@ def open_page(
         url += "?" + urlencode({k: str(v) for k, v in params.items()})
     wire = _watched[page][0]
     page.goto(url)
+    if not _mounted(page, min(MOUNT_MS, timeout_ms)):
+        warnings.warn(
+            f"Streamlit's page did not mount within {MOUNT_MS / 1000:.0f} s on {page.url} "
+            f"(seen under the page: {_trouble.get(page) or 'nothing'}); reloaded once",
+            stacklevel=2,
+        )
+        page.reload()
     _wait_idle(page, after=_Runs(None, 0, wire), timeout_ms=timeout_ms)
     return url
+
+
+# Streamlit's frontend draws its stApp element within a second or two of a page's load,
+# whatever the server is doing. Once, on a loaded machine, it had not after 90 s, with nothing
+# on the wire: `open_page` then reloads once (and warns with what it saw under the page).
+MOUNT_MS = 30_000
+
+
+def _mounted(page: Page, timeout_ms: float) -> bool:
+    """Has the page's stApp element appeared within `timeout_ms`?"""
+    return any(state["script"] is not None for state in _run_states(page, timeout_ms))
 
 
 @contextmanager
