@@ -1,15 +1,20 @@
 """The teacher's laptop on a classroom network, for real, in headless Chromium.
 
-The laptop is a network namespace of this test's own with one LAN address (198.18.41.2, a
-veth pair; 198.18.0.0/15 is reserved for such benchmarks) and its loopback. The app runs
-there as the README says (`streamlit run app.py`, every interface). The teacher's Chromium
-runs inside it and opens http://localhost:PORT, as on the laptop; a student's phone is a
-Chromium outside it (390 × 844), on "the network". The class's QR code (decoded by
-zxing-cpp) and the presenter corner's must give the phone an address it can open — and the
-phone opens it, joins and answers. A server that listens on localhost only shows the
-warning with the command that fixes it, in both languages.
+The laptop and the classroom network are two network namespaces of this test's own, joined
+by a veth pair: the laptop has its loopback and one LAN address (198.18.41.2; 198.18.0.0/15
+is reserved for such benchmarks), the network 198.18.41.1. The app runs on the laptop as the
+README says (`streamlit run app.py`, every interface). The teacher's Chromium runs on the
+laptop and opens http://localhost:PORT; a student's phone is a Chromium on the network
+(390 × 844). The class's QR code (decoded by zxing-cpp) and the presenter corner's must give
+the phone an address it can open — and the phone opens it, joins and answers. A server that
+listens on localhost only shows the warning with the command that fixes it, in both languages.
 
-Needs root and `ip` (iproute2) for the namespace: skipped locally without them, failed
+The machine's own network is left alone: both ends of the pair are made inside their
+namespaces, without IPv6 link-local addresses (they arrive seconds later). Chromium aborts
+the requests in flight of every page when the network it sees changes (net::ERR_NETWORK_CHANGED),
+so a change on the machine broke the pages of tests running beside this one.
+
+Needs root and `ip` (iproute2) for the namespaces: skipped locally without them, failed
 under CI. Screenshots: tests/artifacts/reachable-*.png.
 """
 
@@ -41,18 +46,19 @@ from .widgets import set_language
 
 pytestmark = pytest.mark.browser
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
-HOST_IP, LAPTOP_IP = "198.18.41.1", "198.18.41.2"
+NETWORK_IP, LAPTOP_IP = "198.18.41.1", "198.18.41.2"
 
 
 @dataclass(frozen=True)
 class Laptop:
     namespace: str
     address: str  # its LAN address, what a phone on the network opens
+    network: str  # the namespace of the classroom network, where the phones are
 
 
 def _ip(*args: str, netns: str | None = None) -> None:
-    prefix = ["ip", "netns", "exec", netns] if netns else []
-    subprocess.run([*prefix, "ip", *args], check=True, capture_output=True, timeout=20)
+    prefix = ["-n", netns] if netns else []
+    subprocess.run(["ip", *prefix, *args], check=True, capture_output=True, timeout=20)
 
 
 def _can_make_namespaces() -> str | None:
@@ -70,20 +76,34 @@ def laptop() -> Iterator[Laptop]:
         if os.environ.get("CI"):
             pytest.fail(f"cannot make the laptop's network namespace: {problem} (CI is set)")
         pytest.skip(f"cannot make a network namespace: {problem}")
-    name, host_end, ns_end = (f"studio-lan-{os.getpid()}", f"sl{os.getpid()}h", f"sl{os.getpid()}n")
-    _ip("netns", "add", name)
+    laptop, network = f"studio-laptop-{os.getpid()}", f"studio-net-{os.getpid()}"
+    ends = {laptop: (f"sl{os.getpid()}l", LAPTOP_IP), network: (f"sl{os.getpid()}n", NETWORK_IP)}
+    # what the machine's own network sees meanwhile: nothing, or the pages beside this test
+    # lose their requests in flight
+    monitor = subprocess.Popen(
+        ["ip", "monitor", "link", "address"], stdout=subprocess.PIPE, text=True
+    )
+    time.sleep(0.1)  # subscribed before the first change
     try:
-        _ip("link", "add", host_end, "type", "veth", "peer", "name", ns_end)
-        _ip("link", "set", ns_end, "netns", name)
-        _ip("addr", "add", f"{HOST_IP}/30", "dev", host_end)
-        _ip("link", "set", host_end, "up")
-        _ip("addr", "add", f"{LAPTOP_IP}/30", "dev", ns_end, netns=name)
-        _ip("link", "set", ns_end, "up", netns=name)
-        _ip("link", "set", "lo", "up", netns=name)
-        yield Laptop(name, LAPTOP_IP)
+        for namespace in ends:
+            _ip("netns", "add", namespace)
+        (laptop_end, _), (network_end, _) = ends.values()
+        pair = ["type", "veth", "peer", "name", network_end, "netns", network]
+        _ip("link", "add", laptop_end, "netns", laptop, *pair)
+        for namespace, (end, address) in ends.items():
+            _ip("link", "set", end, "addrgenmode", "none", netns=namespace)  # no IPv6 link-local
+            _ip("addr", "add", f"{address}/30", "dev", end, netns=namespace)
+            _ip("link", "set", end, "up", netns=namespace)
+        _ip("link", "set", "lo", "up", netns=laptop)
+        time.sleep(0.2)
+        monitor.terminate()
+        seen, _ = monitor.communicate(timeout=20)
+        assert not seen, f"making the namespaces changed the machine's own network:\n{seen}"
+        yield Laptop(laptop, LAPTOP_IP, network)
     finally:
-        subprocess.run(["ip", "link", "del", host_end], capture_output=True, timeout=20)
-        subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=20)
+        monitor.kill()
+        for namespace in ends:  # deleting a namespace deletes its end of the pair
+            subprocess.run(["ip", "netns", "del", namespace], capture_output=True, timeout=20)
 
 
 @contextmanager
@@ -117,18 +137,34 @@ def everywhere(laptop: Laptop) -> Iterator[int]:
         yield port
 
 
-@pytest.fixture(scope="module")
-def teacher_browser(laptop: Laptop, browser: Browser) -> Iterator[Browser]:
-    """Chromium inside the laptop's namespace (the session's Playwright launches it through
-    `ip netns exec`): it reaches the app on localhost."""
-    folder = Path(tempfile.mkdtemp(prefix="laptop-chromium-"))
+@contextmanager
+def _chromium_in(namespace: str, browser: Browser) -> Iterator[Browser]:
+    """Chromium inside `namespace`: the session's Playwright launches it through
+    `ip netns exec`."""
+    folder = Path(tempfile.mkdtemp(prefix="netns-chromium-"))
     wrapper = folder / "chromium"
-    wrapper.write_text(f'#!/bin/sh\nexec ip netns exec {laptop.namespace} {CHROMIUM} "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec ip netns exec {namespace} {CHROMIUM} "$@"\n')
     wrapper.chmod(0o755)
     inside = browser.browser_type.launch(executable_path=str(wrapper), args=CHROMIUM_ARGS)
-    yield inside
-    inside.close()
-    shutil.rmtree(folder, ignore_errors=True)
+    try:
+        yield inside
+    finally:
+        inside.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def teacher_browser(laptop: Laptop, browser: Browser) -> Iterator[Browser]:
+    """Chromium on the laptop: it reaches the app on localhost."""
+    with _chromium_in(laptop.namespace, browser) as inside:
+        yield inside
+
+
+@pytest.fixture(scope="module")
+def phone_browser(laptop: Laptop, browser: Browser) -> Iterator[Browser]:
+    """Chromium on the classroom network: only the laptop's LAN address reaches the app."""
+    with _chromium_in(laptop.network, browser) as inside:
+        yield inside
 
 
 def _teacher(browser: Browser) -> Page:
@@ -152,7 +188,7 @@ def _qr_links(page: Page) -> list[str]:
 
 
 def test_a_phone_on_the_network_opens_the_qr_code_of_a_teacher_on_localhost(
-    laptop: Laptop, everywhere: int, teacher_browser: Browser, browser: Browser
+    laptop: Laptop, everywhere: int, teacher_browser: Browser, phone_browser: Browser
 ) -> None:
     port = everywhere
     teacher = _teacher(teacher_browser)
@@ -173,7 +209,7 @@ def test_a_phone_on_the_network_opens_the_qr_code_of_a_teacher_on_localhost(
     expect(teacher.get_by_text(t("address_loopback_only", "en"))).to_have_count(0)
     screenshot(teacher, "reachable-teacher")
 
-    phone_context = configure(browser.new_context(locale="en-US", **PHONE))
+    phone_context = configure(phone_browser.new_context(locale="en-US", **PHONE))
     phone = phone_context.new_page()
     try:
         open_page(phone, join)  # outside the laptop: only its LAN address reaches it

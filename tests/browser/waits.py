@@ -205,8 +205,10 @@ def open_page(
 
 
 # Streamlit's frontend draws its stApp element within a second or two of a page's load,
-# whatever the server is doing. Once, on a loaded machine, it had not after 90 s, with nothing
-# on the wire: `open_page` then reloads once (and warns with what it saw under the page).
+# whatever the server is doing, unless the scripts it loads lazily failed: Chromium aborts
+# every request in flight when the machine's network changes (net::ERR_NETWORK_CHANGED, seen
+# when another test made a network interface), and the page stays blank. `open_page` then
+# reloads once, as a user would, and warns with what it saw under the page.
 MOUNT_MS = 30_000
 
 
