@@ -38,6 +38,7 @@ from ui.classroom import (
     guarded_callback,
     guarded_view,
     holder,
+    live_view,
     poll_store_or_stop,
     push_settings_question,
     refusal,
@@ -162,8 +163,7 @@ def _answer_names(question: Question) -> str:
 
 
 # --- the teacher's screen ---------------------------------------------------------------
-@st.fragment(run_every=TEACHER_REFRESH_S)
-@guarded_view
+@live_view(TEACHER_REFRESH_S)
 def teacher_live(code: str) -> None:
     info = store.info(code, with_names=True)
     if info is None or not info.open:
@@ -267,8 +267,7 @@ def teacher_view(code: str) -> None:
 
 
 # --- the student's phone ----------------------------------------------------------------
-@st.fragment(run_every=STUDENT_REFRESH_S)
-@guarded_view
+@live_view(STUDENT_REFRESH_S)
 def student_live(code: str, sid: str) -> None:
     show_flash()  # an answer not counted, a store that failed
     info = store.info(code)

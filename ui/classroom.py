@@ -40,7 +40,7 @@ from attention_core.poll import (
 from attention_core.poll.guard import MAX_CLASS_SIZE, device_student
 from ui.cache import cached_analysis, poll_store
 from ui.charts import show_chart
-from ui.common import current_settings, md_escape
+from ui.common import current_settings, md_escape, rerun_if_settings_moved
 from ui.language import tr
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ __all__ = [
     "guarded_callback",
     "guarded_view",
     "holder",
+    "live_view",
     "poll_store_or_stop",
     "push_question",
     "push_settings_question",
@@ -124,6 +125,22 @@ def guarded_view(function: _F) -> _F:
             return None
 
     return run  # type: ignore[return-value]
+
+
+def live_view(run_every: float) -> Callable[[_F], _F]:
+    """A live part of a page: a fragment run every `run_every` seconds, guarded like
+    `guarded_view`, that first runs the whole page if the sidebar's settings moved under it
+    (`rerun_if_settings_moved`)."""
+
+    def wrap(function: _F) -> _F:
+        @functools.wraps(function)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            rerun_if_settings_moved()
+            return function(*args, **kwargs)
+
+        return st.fragment(run_every=run_every)(guarded_view(run))  # type: ignore[return-value]
+
+    return wrap
 
 
 def teacher_class() -> tuple[str, str] | None:

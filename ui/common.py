@@ -234,6 +234,19 @@ def sidebar_settings() -> Settings:
     return Settings(**values)
 
 
+def rerun_if_settings_moved() -> None:
+    """Run the whole page now if the sidebar's settings (the language among them) differ
+    from the ones app.py last drew it with (`_settings`, kept by every whole run).
+
+    For a live fragment (`st.fragment(run_every=…)`), which may run on its own: a settings
+    change can reach the server with the fragment's timed run instead of a run of its own
+    (seen on a loaded machine: the teacher switched the language, the fragment redrew in the
+    new one, the rest of the page stayed in the old one until the next click)."""
+    drawn = st.session_state.get("_settings")
+    if drawn is not None and drawn != sidebar_settings():
+        st.rerun()
+
+
 def current_settings() -> Settings:
     """The settings the pages compute with: the sidebar's, with the trained checkpoint's
     fixed sizes and layer when the trained weights are chosen (`Settings.effective`)."""

@@ -18,7 +18,7 @@ import streamlit as st
 from attention_core.poll import Question, question_next
 from ui.classroom import (
     TEACHER_REFRESH_S,
-    guarded_view,
+    live_view,
     poll_store_or_stop,
     push_question,
     reveal_current,
@@ -49,8 +49,7 @@ def _reveal_and_write() -> None:
         state["write_play"] = 0
 
 
-@st.fragment(run_every=2 * TEACHER_REFRESH_S)
-@guarded_view
+@live_view(2 * TEACHER_REFRESH_S)
 def _live(code: str) -> None:
     """How many answered; once revealed, the class beside the model."""
     store = poll_store_or_stop()
