@@ -142,17 +142,22 @@ def baselines(train_ids: np.ndarray, heldout_ids: np.ndarray, kinds: np.ndarray)
 @torch.no_grad()
 def evaluate(model: ReaderLM, ids: np.ndarray, kinds: np.ndarray, batch: int = 32) -> dict:
     """The model's figures on a stream: windows of `context` units, each unit predicting
-    the next (the first unit of a window has no past; every unit after it is a target)."""
+    the next (the first unit of a window has no past). Every unit after the stream's first
+    is a target once, as for the baselines: whole windows go in batches, the stream's last,
+    shorter window on its own."""
     model.eval()
     n = model.config.context
-    starts = range(0, ids.size - 1, n)
+    starts = list(range(0, ids.size - 1, n))
+    whole = [s for s in starts if s + n < ids.size]  # windows of n inputs and n targets
+    groups = [whole[i : i + batch] for i in range(0, len(whole), batch)]
+    if len(whole) < len(starts):
+        groups.append(starts[len(whole) :])  # the last window, shorter
     all_bits, all_targets = [], []
-    for i in range(0, len(starts), batch):
-        chunk = [ids[s : s + n + 1] for s in list(starts)[i : i + batch]]
-        width = min(len(c) for c in chunk)
-        x = torch.from_numpy(np.stack([c[: width - 1] for c in chunk]))
-        y = torch.from_numpy(np.stack([c[1:width] for c in chunk]))
-        logits, _ = model(x)
+    for group in groups:
+        chunk = [ids[s : s + n + 1] for s in group]  # each of one length within a group
+        x = torch.from_numpy(np.stack([c[:-1] for c in chunk]))  # (B, w)
+        y = torch.from_numpy(np.stack([c[1:] for c in chunk]))  # (B, w) the next units
+        logits, _ = model(x)  # (B, w, V)
         logp = torch.log_softmax(logits, -1).gather(-1, y.unsqueeze(-1)).squeeze(-1)
         all_bits.append((-logp / LOG2).flatten().numpy())
         all_targets.append(y.flatten().numpy())
@@ -335,10 +340,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from attention_core.reader.weights import load
 
         reader = load(args.out)
+        kinds = unit_kinds(reader.vocab)
+        train_ids = encode_lines(train_lines, reader.vocab)
+        held_ids = encode_lines(heldout_lines, reader.vocab)
         card = {**reader.card, **describe(reader.model, reader.vocab, heldout_lines)}
+        card["heldout"] = {
+            "model": evaluate(reader.model, held_ids, kinds),
+            **baselines(train_ids, held_ids, kinds),
+        }
         if everyday_set:
-            kinds = unit_kinds(reader.vocab)
-            train_ids = encode_lines(train_lines, reader.vocab)
             card["everyday"] = everyday(reader.model, reader.vocab, everyday_set, train_ids, kinds)
         card.pop("sha256", None)
         save(reader.model, reader.vocab, card, args.out)

@@ -201,6 +201,28 @@ def test_a_short_run_beats_the_unigram_baseline(boundary_weight):
     assert got["bits_per_cjk_char"] < base["unigram"]["bits_per_cjk_char"] - 1.0
 
 
+@pytest.mark.parametrize("units", [2, 65, 87, 100])
+def test_evaluate_scores_every_unit_after_the_first_once_as_the_baselines_do(units):
+    """The stream's last, shorter window counts too (a batch is never cut to its shortest
+    window): the targets are the baselines' own, and the mean is cross-entropy's, window by
+    window (torch.nn.functional.cross_entropy, one window at a time)."""
+    config = ReaderConfig(**{**TINY.as_dict(), "vocab_size": 40, "context": 16})
+    torch.manual_seed(0)
+    model = ReaderLM(config).eval()
+    ids = np.random.default_rng(units).integers(0, 40, units)
+    kinds = np.ones(40, dtype=np.int64)  # every unit a Chinese character
+    got = evaluate(model, ids, kinds, batch=4)
+    assert got["targets"] == baselines(ids, ids, kinds)["unigram"]["targets"] == units - 1
+    nats = []
+    with torch.no_grad():
+        for start in range(0, units - 1, 16):
+            window = torch.from_numpy(ids[start : start + 17])
+            logits, _ = model(window[None, :-1])
+            nats.append(torch.nn.functional.cross_entropy(logits[0], window[1:], reduction="none"))
+    want = float(torch.cat(nats).mean()) / np.log(2)
+    assert got["bits_per_cjk_char"] == pytest.approx(want, rel=1e-6)
+
+
 # --- the shipped reader -----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def shipped():
