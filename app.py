@@ -35,6 +35,7 @@ from attention_core.settings import (
 if __name__ == "__main__":  # a session's run of the script
     from ui.cache import import_ui_stack
     from ui.common import (
+        DRAWN_SETTINGS,
         choose,
         entry_guard,
         language_radio,
@@ -251,7 +252,7 @@ def main() -> None:
             for key in KEYS:
                 state[key] = getattr(settings, key)
             state["_url_problems"] = problems
-        elif "_settings" in state:
+        elif DRAWN_SETTINGS in state:
             # st.switch_page drops every widget's state (the sidebar's too) and clears the URL;
             # the settings come back from the plain copy kept at the end of the previous run. So
             # do the widgets the sidebar did not draw last run (the untrained sliders while the
@@ -260,7 +261,7 @@ def main() -> None:
             hidden = state.get("_hidden", ())
             for key in KEYS:
                 if key not in state or key in hidden:
-                    state[key] = getattr(state["_settings"], key)
+                    state[key] = getattr(state[DRAWN_SETTINGS], key)
 
         # --- the sidebar's settings (a phone draws them once its sidebar is first opened) ------
         _settle()
@@ -272,7 +273,7 @@ def main() -> None:
 
         # --- the URL mirrors the settings, so a copied link reproduces this view ------------------
         settings = sidebar_settings()
-        state["_settings"] = settings
+        state[DRAWN_SETTINGS] = settings
         params = settings.to_query_params()
         for key, value in params.items():
             if st.query_params.get(key) != value:

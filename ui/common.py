@@ -234,15 +234,19 @@ def sidebar_settings() -> Settings:
     return Settings(**values)
 
 
+# app.py keeps here, at every whole run, the settings the page is being drawn with
+DRAWN_SETTINGS = "_settings"
+
+
 def rerun_if_settings_moved() -> None:
     """Run the whole page now if the sidebar's settings (the language among them) differ
-    from the ones app.py last drew it with (`_settings`, kept by every whole run).
+    from the ones app.py last drew it with (`DRAWN_SETTINGS`).
 
     For a live fragment (`st.fragment(run_every=…)`), which may run on its own: a settings
     change can reach the server with the fragment's timed run instead of a run of its own
     (seen on a loaded machine: the teacher switched the language, the fragment redrew in the
     new one, the rest of the page stayed in the old one until the next click)."""
-    drawn = st.session_state.get("_settings")
+    drawn = st.session_state.get(DRAWN_SETTINGS)
     if drawn is not None and drawn != sidebar_settings():
         st.rerun()
 

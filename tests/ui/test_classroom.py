@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from ui.common import DRAWN_SETTINGS
+
 
 def _page() -> None:
     import streamlit as st
 
     from ui.classroom import live_view
-    from ui.common import sidebar_settings
+    from ui.common import DRAWN_SETTINGS, sidebar_settings
 
     state = st.session_state
     state["whole_runs"] = state.get("whole_runs", 0) + 1
-    state["_settings"] = sidebar_settings()  # as every whole run of app.py keeps them
+    state[DRAWN_SETTINGS] = sidebar_settings()  # as every whole run of app.py keeps them
     if st.button("switch", key="switch"):  # the language moves after the page was drawn
         state["lang"] = "zh-TW"
     st.button("nothing", key="nothing")
@@ -35,7 +37,7 @@ def test_settings_moved_under_a_live_fragment_run_the_whole_page_again() -> None
     # the click's run, stopped at the fragment (the language moved), then the whole page
     assert at.session_state["whole_runs"] == 3
     assert at.session_state["live_runs"] == 2
-    assert at.session_state["_settings"].lang == "zh-TW"
+    assert at.session_state[DRAWN_SETTINGS].lang == "zh-TW"
     assert not at.exception
 
 
